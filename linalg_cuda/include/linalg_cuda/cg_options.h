@@ -1,0 +1,34 @@
+#pragma once
+// Options of the conjugate-gradient solvers (GPU and CPU reference alike).
+#include <string>
+
+#include "linalg_cuda/backend.h"
+
+namespace linalg_cuda {
+
+enum class PreconditionerType { None, Jacobi, BlockJacobi };
+const char* to_string(PreconditionerType type);
+// "none", "jacobi", "block-jacobi"/"block_jacobi"; throws InvalidArgument otherwise.
+PreconditionerType parse_preconditioner(const std::string& text);
+
+struct CgOptions {
+  // Stop when ||r|| <= max(relative_tolerance * ||b||, absolute_tolerance), r = b - A x (the
+  // recursively updated residual, as Eigen and Ginkgo report it).
+  double relative_tolerance = 1e-10;
+  double absolute_tolerance = 0.0;
+  int max_iterations = 10000;
+  // The GPU solver reads its convergence state back to the host every check_every iterations (a
+  // single small copy; the iterations in between run as one CUDA graph launch with no host sync).
+  // The device stops updating at the exact iteration that converged, so this only costs up to
+  // check_every - 1 empty kernel launches, never accuracy.
+  int check_every = 16;
+  // Capture each batch of iterations in a CUDA graph (falls back to plain launches if an operator
+  // cannot be captured).
+  bool use_cuda_graph = true;
+  // Used by the convenience solve() entry points that build the preconditioner themselves.
+  PreconditionerType preconditioner = PreconditionerType::None;
+  int block_size = 1;
+  Backend backend = Backend::Auto;
+};
+
+}  // namespace linalg_cuda

@@ -1,0 +1,46 @@
+#pragma once
+// Typed exceptions thrown by every module of the project. Library code never exits or aborts:
+// it throws one of these, with a message that says what failed and where.
+#include <stdexcept>
+#include <string>
+
+namespace linalg_cuda {
+
+// Base of every exception the project throws.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A CUDA runtime, cuBLAS, cuSPARSE or cuSOLVER call failed (message: call, file:line, library's text).
+class CudaError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Operand shapes do not fit (matrix + matrix of another size, matrix * vector of the wrong length, ...).
+class DimensionMismatch : public Error {
+ public:
+  using Error::Error;
+};
+
+// A caller handed in something the operation cannot accept (bad CSR arrays, zero block size, ...).
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+// A file could not be read or does not follow its format. what() = "file:line: what was expected".
+class ParseError : public Error {
+ public:
+  ParseError(const std::string& file, long line, const std::string& message)
+      : Error(file + ":" + std::to_string(line) + ": " + message), file_(file), line_(line) {}
+  const std::string& file() const { return file_; }
+  long line() const { return line_; }
+
+ private:
+  std::string file_;
+  long line_;
+};
+
+}  // namespace linalg_cuda

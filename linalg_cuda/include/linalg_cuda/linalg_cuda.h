@@ -1,0 +1,16 @@
+#pragma once
+// Everything of linalg_cuda in one include.
+#include "linalg_cuda/backend.h"
+#include "linalg_cuda/cg_options.h"
+#include "linalg_cuda/conjugate_gradient.h"
+#include "linalg_cuda/cpu_cg.h"
+#include "linalg_cuda/device_csr_matrix.h"
+#include "linalg_cuda/device_matrix.h"
+#include "linalg_cuda/device_vector.h"
+#include "linalg_cuda/errors.h"
+#include "linalg_cuda/linear_operator.h"
+#include "linalg_cuda/matrix_market.h"
+#include "linalg_cuda/poisson.h"
+#include "linalg_cuda/preconditioner.h"
+#include "linalg_cuda/solve.h"
+#include "linalg_cuda/solver_summary.h"

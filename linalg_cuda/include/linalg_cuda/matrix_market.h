@@ -1,0 +1,24 @@
+#pragma once
+// Matrix Market reader (coordinate, real/integer/pattern, general or symmetric) into the CSR matrix
+// type the rest of the project consumes. Malformed input throws ParseError("file:line: ...").
+#include <iosfwd>
+#include <string>
+
+#include <Eigen/SparseCore>
+
+namespace linalg_cuda {
+
+using CsrMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+
+// Reads FILE; symmetric files are expanded to both triangles. Duplicate entries are summed (as the
+// Matrix Market convention says). Throws ParseError with file and line on any malformed content:
+// missing or unsupported banner, bad size line, too few/too many entries, indices out of range,
+// non-numeric values, NaN/Inf values, entries above the diagonal in a symmetric file.
+CsrMatrix read_matrix_market(const std::string& path);
+// Same, from a stream; `name` is used in error messages.
+CsrMatrix read_matrix_market(std::istream& in, const std::string& name);
+
+// Writes A as "coordinate real general" (or symmetric: lower triangle only).
+void write_matrix_market(const std::string& path, const CsrMatrix& a, bool symmetric = false);
+
+}  // namespace linalg_cuda

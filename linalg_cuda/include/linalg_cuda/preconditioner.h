@@ -1,0 +1,70 @@
+#pragma once
+// Preconditioners for the conjugate-gradient solver: z = M^{-1} r on device vectors.
+// Jacobi (M = diag(A)) and block-Jacobi (M = the b x b blocks on A's diagonal). Both can be built from
+// a CSR or dense matrix, or from diagonal data a matrix-free operator supplies itself.
+#include <cstddef>
+
+#include "linalg_cuda/device_vector.h"
+
+namespace linalg_cuda {
+
+class DeviceCsrMatrix;
+class DeviceMatrix;
+
+class Preconditioner {
+ public:
+  virtual ~Preconditioner() = default;
+  virtual std::size_t size() const = 0;
+  // z = M^{-1} r; same rules as LinearOperator::apply (stream-ordered, no sync, capturable).
+  virtual void apply(const DeviceVector<double>& r, DeviceVector<double>& z) const = 0;
+};
+
+class JacobiPreconditioner : public Preconditioner {
+ public:
+  // Throws InvalidArgument naming the first row whose diagonal is not positive (or not finite):
+  // an SPD matrix has a positive diagonal.
+  explicit JacobiPreconditioner(const DeviceCsrMatrix& a);
+  explicit JacobiPreconditioner(const DeviceMatrix& a);
+  // From the diagonal of an operator that is not stored (matrix-free); same checks.
+  explicit JacobiPreconditioner(const DeviceVector<double>& diagonal);
+
+  std::size_t size() const override { return inverse_diagonal_.size(); }
+  void apply(const DeviceVector<double>& r, DeviceVector<double>& z) const override;
+  const DeviceVector<double>& inverse_diagonal() const { return inverse_diagonal_; }
+
+ private:
+  void invert_and_check(const DeviceVector<double>& diagonal);
+  DeviceVector<double> inverse_diagonal_;
+};
+
+class BlockJacobiPreconditioner : public Preconditioner {
+ public:
+  static constexpr int kMaxBlockSize = 16;
+
+  // Blocks of block_size rows along the diagonal (the last one smaller when block_size does not
+  // divide n). Each block is inverted through its Cholesky factor; throws InvalidArgument naming the
+  // first block that is not positive definite. block_size in [1, kMaxBlockSize].
+  BlockJacobiPreconditioner(const DeviceCsrMatrix& a, int block_size);
+  BlockJacobiPreconditioner(const DeviceMatrix& a, int block_size);
+  // From the diagonal blocks themselves, in the continuous-element layout: entry (i, j) of block k at
+  // blocks[(i * block_size + j) * num_blocks + k], num_blocks = ceil(n / block_size); the padding rows
+  // of a last partial block are ignored.
+  BlockJacobiPreconditioner(std::size_t n, int block_size, const DeviceVector<double>& blocks);
+
+  std::size_t size() const override { return n_; }
+  int block_size() const { return block_size_; }
+  std::size_t num_blocks() const { return num_blocks_; }
+  void apply(const DeviceVector<double>& r, DeviceVector<double>& z) const override;
+  // Inverted blocks, same layout as the constructor's input.
+  const DeviceVector<double>& inverse_blocks() const { return inverse_blocks_; }
+
+ private:
+  void set_shape(std::size_t n, int block_size);
+  void invert_and_check();
+  std::size_t n_ = 0;
+  int block_size_ = 1;
+  std::size_t num_blocks_ = 0;
+  DeviceVector<double> inverse_blocks_;
+};
+
+}  // namespace linalg_cuda

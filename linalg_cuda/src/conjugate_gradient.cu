@@ -1,0 +1,224 @@
+#include "linalg_cuda/conjugate_gradient.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "cg_kernels.cuh"
+#include "linalg_cuda/cuda_check.h"
+#include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/device_csr_matrix.h"
+#include "linalg_cuda/errors.h"
+
+namespace linalg_cuda {
+
+using detail::CgState;
+using detail::kCgThreads;
+
+// Device workspace of one solver, kept while the system size does not change.
+struct ConjugateGradient::Workspace {
+  std::size_t n = 0;
+  DeviceVector<double> r, z, p, q;
+  DeviceVector<double> partials;  // two per block of the largest grid
+  CgState* state = nullptr;       // device
+  CgState* host_state = nullptr;  // pinned, for the once-per-batch read-back
+  unsigned vector_blocks = 1;
+  int max_resident_blocks = 1;
+  cudaGraphExec_t graph = nullptr;
+
+  explicit Workspace(std::size_t size) : n(size), r(size), z(size), p(size), q(size) {
+    const cudaDeviceProp& props = thread_context().device_properties();
+    // A full device of resident 256-thread blocks: enough loads in flight to saturate HBM, and a
+    // grid that depends only on n and the device, which keeps the reductions' order fixed.
+    max_resident_blocks = props.multiProcessorCount * std::max(1, props.maxThreadsPerMultiProcessor / kCgThreads);
+    vector_blocks = blocks_for(size);
+    partials = DeviceVector<double>(2 * static_cast<std::size_t>(max_resident_blocks));
+    LINALG_CUDA_CHECK(cudaMalloc(&state, sizeof(CgState)));
+    LINALG_CUDA_CHECK(cudaMallocHost(&host_state, sizeof(CgState)));
+  }
+  ~Workspace() {
+    if (graph) cudaGraphExecDestroy(graph);
+    if (host_state) cudaFreeHost(host_state);
+    if (state) cudaFree(state);
+  }
+  unsigned blocks_for(std::size_t threads) const {
+    const std::size_t wanted = (threads + kCgThreads - 1) / kCgThreads;
+    return static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, static_cast<std::size_t>(max_resident_blocks)));
+  }
+};
+
+namespace {
+
+// Threads per CSR row: the power of two nearest above the mean row length, between 2 and 32.
+int lanes_for(const DeviceCsrMatrix& a) {
+  const double mean = a.rows() ? static_cast<double>(a.nonzeros()) / static_cast<double>(a.rows()) : 1.0;
+  int lanes = 2;
+  while (lanes < 32 && lanes < mean) lanes *= 2;
+  return lanes;
+}
+
+template <int kLanes>
+void launch_csr_spmv_dot(unsigned blocks, cudaStream_t stream, const DeviceCsrMatrix& a, const double* p, double* q,
+                         double* partials, CgState* s) {
+  detail::cg_csr_spmv_dot<kLanes><<<blocks, kCgThreads, 0, stream>>>(static_cast<int>(a.rows()), a.row_ptr().data(),
+                                                                     a.col_idx().data(), a.values().data(), p, q,
+                                                                     partials, s);
+}
+
+}  // namespace
+
+ConjugateGradient::ConjugateGradient(CgOptions options) : options_(options) {}
+ConjugateGradient::~ConjugateGradient() = default;
+ConjugateGradient::ConjugateGradient(ConjugateGradient&&) noexcept = default;
+ConjugateGradient& ConjugateGradient::operator=(ConjugateGradient&&) noexcept = default;
+void ConjugateGradient::set_options(const CgOptions& options) { options_ = options; }
+
+SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVector<double>& b, DeviceVector<double>& x,
+                                       const Preconditioner* preconditioner) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t n = a.rows();
+  if (a.cols() != n || b.size() != n || x.size() != n || (preconditioner && preconditioner->size() != n))
+    throw DimensionMismatch("cg: operator is " + std::to_string(a.rows()) + "x" + std::to_string(a.cols()) +
+                            ", b has " + std::to_string(b.size()) + " entries, x " + std::to_string(x.size()) +
+                            (preconditioner ? ", preconditioner " + std::to_string(preconditioner->size()) : "") +
+                            "; all must equal n");
+  if (n > static_cast<std::size_t>(INT32_MAX - (1 << 24)))
+    throw InvalidArgument("cg: systems of " + std::to_string(n) + " rows exceed the 32-bit index range");
+  if (options_.check_every < 1) throw InvalidArgument("cg: check_every must be >= 1");
+
+  SolverSummary summary;
+  summary.backend = Backend::Cuda;
+  auto finish = [&] {
+    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return summary;
+  };
+  if (n == 0) {
+    summary.converged = true;
+    summary.termination = CgTermination::Converged;
+    summary.message = "empty system: nothing to solve";
+    return finish();
+  }
+
+  if (!workspace_ || workspace_->n != n) workspace_ = std::make_unique<Workspace>(n);
+  Workspace& w = *workspace_;
+  const cudaStream_t stream = thread_context().stream();
+  const int size = static_cast<int>(n);
+
+  // How this operator and preconditioner run: fused kernels where we know the data.
+  const auto* csr = dynamic_cast<const DeviceCsrMatrix*>(&a);
+  const auto* jacobi = dynamic_cast<const JacobiPreconditioner*>(preconditioner);
+  const double* inverse_diagonal = jacobi ? jacobi->inverse_diagonal().data() : nullptr;
+  const bool fused_update = preconditioner == nullptr || jacobi != nullptr;
+  double* z = preconditioner ? w.z.data() : w.r.data();  // without preconditioner z is r
+  const int lanes = csr ? lanes_for(*csr) : 0;
+  const unsigned spmv_blocks = csr ? w.blocks_for(n * static_cast<std::size_t>(lanes)) : 0;
+
+  // ---- set-up: r = b - A x, z = M^{-1} r, p = z; one read-back to decide whether to iterate.
+  *w.host_state = detail::make_cg_state(options_);
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(w.state, w.host_state, sizeof(CgState), cudaMemcpyHostToDevice, stream));
+  a.apply(x, w.q);
+  detail::cg_initial_residual<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, b.data(), w.q.data(), w.r.data(),
+                                                                           w.partials.data(), w.state);
+  LINALG_CUDA_CHECK_LAUNCH();
+  if (preconditioner) preconditioner->apply(w.r, w.z);
+  detail::cg_initial_direction<<<w.vector_blocks, kCgThreads, 0, stream>>>(
+      size, w.r.data(), z, w.p.data(), preconditioner != nullptr, w.partials.data(), w.state);
+  LINALG_CUDA_CHECK_LAUNCH();
+
+  // ---- one iteration, as kernels on the stream (captured into a graph below).
+  auto enqueue_iteration = [&] {
+    if (csr) {
+      switch (lanes) {
+        case 2: launch_csr_spmv_dot<2>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
+        case 4: launch_csr_spmv_dot<4>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
+        case 8: launch_csr_spmv_dot<8>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
+        case 16: launch_csr_spmv_dot<16>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
+        default: launch_csr_spmv_dot<32>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
+      }
+      LINALG_CUDA_CHECK_LAUNCH();
+    } else {
+      a.apply(w.p, w.q);
+      detail::cg_dot_alpha<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, w.p.data(), w.q.data(), w.partials.data(),
+                                                                        w.state);
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+    if (fused_update) {
+      detail::cg_update_fused<<<w.vector_blocks, kCgThreads, 0, stream>>>(
+          size, x.data(), w.r.data(), z, w.p.data(), w.q.data(), inverse_diagonal, w.partials.data(), w.state);
+      LINALG_CUDA_CHECK_LAUNCH();
+    } else {
+      detail::cg_update_xr<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, x.data(), w.r.data(), w.p.data(),
+                                                                        w.q.data(), w.partials.data(), w.state);
+      LINALG_CUDA_CHECK_LAUNCH();
+      preconditioner->apply(w.r, w.z);
+      detail::cg_dot_beta<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, w.r.data(), w.z.data(), w.partials.data(),
+                                                                       w.state);
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+    detail::cg_update_direction<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, z, w.p.data(), w.state);
+    LINALG_CUDA_CHECK_LAUNCH();
+  };
+  const int batch = options_.check_every;
+  auto read_state = [&] {
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(w.host_state, w.state, sizeof(CgState), cudaMemcpyDeviceToHost, stream));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return *w.host_state;
+  };
+
+  CgState state = read_state();
+  summary.rhs_norm = std::sqrt(state.bb);
+  summary.initial_residual_norm = std::sqrt(state.rr);
+
+  // ---- capture a batch of iterations once per solve (pointers and operators may differ between
+  // solves, so a graph is never reused blindly; an existing executable graph is updated in place).
+  bool use_graph = options_.use_cuda_graph && state.status == detail::kCgRunning;
+  if (use_graph) {
+    cudaGraph_t graph = nullptr;
+    try {
+      LINALG_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      for (int k = 0; k < batch; ++k) enqueue_iteration();
+      LINALG_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    } catch (const CudaError&) {
+      // Something in the operator cannot be captured: end the capture, forget it, launch directly.
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      graph = nullptr;
+      cudaGetLastError();
+      use_graph = false;
+    }
+    if (graph) {
+      cudaGraphExecUpdateResultInfo info;
+      if (!w.graph || cudaGraphExecUpdate(w.graph, graph, &info) != cudaSuccess) {
+        cudaGetLastError();
+        if (w.graph) cudaGraphExecDestroy(w.graph);
+        w.graph = nullptr;
+        const cudaError_t status = cudaGraphInstantiate(&w.graph, graph, 0);
+        cudaGraphDestroy(graph);
+        LINALG_CUDA_CHECK(status);
+      } else {
+        cudaGraphDestroy(graph);
+      }
+    }
+  }
+
+  while (state.status == detail::kCgRunning) {
+    if (use_graph) {
+      LINALG_CUDA_CHECK(cudaGraphLaunch(w.graph, stream));
+    } else {
+      for (int k = 0; k < batch; ++k) enqueue_iteration();
+    }
+    state = read_state();
+  }
+
+  detail::fill_summary(state, options_, &summary);
+  return finish();
+}
+
+SolverSummary cg(const LinearOperator& a, const DeviceVector<double>& b, DeviceVector<double>& x,
+                 const CgOptions& options, const Preconditioner* preconditioner) {
+  ConjugateGradient solver(options);
+  return solver.solve(a, b, x, preconditioner);
+}
+
+}  // namespace linalg_cuda

@@ -1,0 +1,95 @@
+#include "linalg_cuda/solver_summary.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "cg_state.h"
+#include "linalg_cuda/cg_options.h"
+#include "linalg_cuda/errors.h"
+
+namespace linalg_cuda {
+namespace {
+
+template <typename... Args>
+std::string format(const char* fmt, Args... args) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof(buffer), fmt, args...);
+  return buffer;
+}
+
+}  // namespace
+
+const char* to_string(CgTermination termination) {
+  switch (termination) {
+    case CgTermination::Converged: return "converged";
+    case CgTermination::MaxIterations: return "max-iterations";
+    case CgTermination::NotPositiveDefinite: return "not-positive-definite";
+    case CgTermination::PreconditionerNotSpd: return "preconditioner-not-spd";
+    case CgTermination::NonFinite: return "non-finite";
+  }
+  return "?";
+}
+
+const char* to_string(PreconditionerType type) {
+  switch (type) {
+    case PreconditionerType::None: return "none";
+    case PreconditionerType::Jacobi: return "jacobi";
+    case PreconditionerType::BlockJacobi: return "block-jacobi";
+  }
+  return "?";
+}
+
+PreconditionerType parse_preconditioner(const std::string& text) {
+  std::string t = text;
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::replace(t.begin(), t.end(), '_', '-');
+  if (t == "none") return PreconditionerType::None;
+  if (t == "jacobi") return PreconditionerType::Jacobi;
+  if (t == "block-jacobi") return PreconditionerType::BlockJacobi;
+  throw InvalidArgument("unknown preconditioner '" + text + "' (expected none, jacobi or block-jacobi)");
+}
+
+std::string SolverSummary::brief() const {
+  const double relative = rhs_norm > 0 ? final_residual_norm / rhs_norm : 0.0;
+  return format("%s after %d iterations, |r| %.3e -> %.3e (|r|/|b| %.3e), %.3f ms on %s", to_string(termination),
+                iterations, initial_residual_norm, final_residual_norm, relative, seconds * 1e3, to_string(backend));
+}
+
+namespace detail {
+
+void fill_summary(const CgState& s, const CgOptions& options, SolverSummary* summary) {
+  summary->iterations = s.iteration;
+  summary->rhs_norm = std::sqrt(s.bb);
+  summary->final_residual_norm = std::sqrt(s.rr);
+  summary->converged = s.status == kCgConverged;
+  const double relative = summary->rhs_norm > 0 ? summary->final_residual_norm / summary->rhs_norm : 0.0;
+  switch (s.status) {
+    case kCgConverged:
+      summary->termination = CgTermination::Converged;
+      summary->message = format("converged: |r|/|b| = %.3e", relative);
+      break;
+    case kCgMaxIterations:
+      summary->termination = CgTermination::MaxIterations;
+      summary->message = format("iteration limit %d reached with |r|/|b| = %.3e", options.max_iterations, relative);
+      break;
+    case kCgNotPositiveDefinite:
+      summary->termination = CgTermination::NotPositiveDefinite;
+      summary->message = format("operator is not positive definite: p'Ap = %.3e <= 0 in iteration %d", s.last_pap,
+                                s.iteration + 1);
+      break;
+    case kCgPreconditionerNotSpd:
+      summary->termination = CgTermination::PreconditionerNotSpd;
+      summary->message = format("preconditioner is not positive definite: r'z <= 0 after iteration %d", s.iteration);
+      break;
+    default:
+      summary->termination = CgTermination::NonFinite;
+      summary->message = s.iteration == 0 ? std::string("b or the initial x holds NaN or Inf (or A x0 overflowed)")
+                                          : format("NaN or Inf appeared in iteration %d", s.iteration);
+      break;
+  }
+}
+
+}  // namespace detail
+}  // namespace linalg_cuda

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh machine: install what is missing, build, run every test.
+# GPU tests skip with "no CUDA device" where there is none (scripts/gpu_check.sh runs them on one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+scripts/build.sh
+cd "${BUILD_DIR:-build}"
+ctest --output-on-failure -j"$(nproc)"

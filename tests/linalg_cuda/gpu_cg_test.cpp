@@ -1,0 +1,260 @@
+// The GPU conjugate-gradient solver against the CPU reference: same stopping decisions, solutions
+// within 1e-8, bit-identical repeat runs, and the same handling of bad input.
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "cg_test_systems.h"
+#include "linalg_cuda/conjugate_gradient.h"
+#include "linalg_cuda/cpu_cg.h"
+#include "linalg_cuda/device_csr_matrix.h"
+#include "linalg_cuda/device_matrix.h"
+#include "linalg_cuda/errors.h"
+#include "linalg_cuda/solve.h"
+
+namespace {
+
+using linalg_cuda::Backend;
+using linalg_cuda::CgOptions;
+using linalg_cuda::CgTermination;
+using linalg_cuda::DeviceVector;
+using linalg_cuda::PreconditionerType;
+
+CgOptions options_for(PreconditionerType type, int block_size, double tolerance = 1e-14) {
+  CgOptions options;
+  options.relative_tolerance = tolerance;
+  options.max_iterations = 100000;
+  options.preconditioner = type;
+  options.block_size = block_size;
+  return options;
+}
+
+// A matrix-free operator: hides the CSR matrix behind the interface, so the solver takes its
+// generic path (operator apply + separate dot kernel), as the BA Schur complement will.
+class OpaqueOperator : public linalg_cuda::LinearOperator {
+ public:
+  explicit OpaqueOperator(const linalg_cuda::DeviceCsrMatrix& a) : a_(a) {}
+  std::size_t rows() const override { return a_.rows(); }
+  std::size_t cols() const override { return a_.cols(); }
+  void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override { a_.apply(x, y); }
+
+ private:
+  const linalg_cuda::DeviceCsrMatrix& a_;
+};
+
+// GPU (CSR fused path, and generic path) vs CPU reference for every preconditioner.
+void expect_gpu_matches_cpu(const linalg_cuda::CsrMatrix& a, const std::string& name) {
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 11);
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  const OpaqueOperator opaque(device_a);
+  const DeviceVector<double> device_b(b);
+  for (const auto type : {PreconditionerType::None, PreconditionerType::Jacobi, PreconditionerType::BlockJacobi}) {
+    const CgOptions options = options_for(type, 3);
+    Eigen::VectorXd cpu_x = Eigen::VectorXd::Zero(a.rows());
+    const auto cpu = linalg_cuda::cpu::cg(a, b, cpu_x, options);
+    ASSERT_TRUE(cpu.converged) << name << " " << cpu.message;
+    const auto preconditioner = linalg_cuda::make_preconditioner(device_a, type, 3);
+    for (const linalg_cuda::LinearOperator* op : {static_cast<const linalg_cuda::LinearOperator*>(&device_a),
+                                                  static_cast<const linalg_cuda::LinearOperator*>(&opaque)}) {
+      const char* path = op == &device_a ? "csr" : "generic";
+      DeviceVector<double> x(a.rows(), 0.0);
+      const auto gpu = linalg_cuda::cg(*op, device_b, x, options, preconditioner.get());
+      EXPECT_TRUE(gpu.converged) << name << " " << path << " " << gpu.message;
+      EXPECT_EQ(gpu.backend, Backend::Cuda);
+      EXPECT_NEAR(gpu.iterations, cpu.iterations, 2 + cpu.iterations / 50) << name << " " << path;
+      EXPECT_LT(cg_test::relative_difference(x.to_eigen(), cpu_x), 1e-8) << name << " " << path << " " << to_string(type);
+    }
+    // The requested tolerance is reached by the true residual.
+    DeviceVector<double> x(a.rows(), 0.0);
+    const auto gpu = linalg_cuda::cg(device_a, device_b, x, options_for(type, 3, 1e-8), preconditioner.get());
+    EXPECT_TRUE(gpu.converged) << name;
+    EXPECT_LE((b - a * x.to_eigen()).norm(), 1.05e-8 * b.norm()) << name << " " << to_string(type);
+  }
+}
+
+TEST(GpuCg, MatchesCpuOnPoisson) {
+  REQUIRE_CUDA_DEVICE();
+  expect_gpu_matches_cpu(linalg_cuda::poisson2d(1), "poisson2d(1)");
+  expect_gpu_matches_cpu(linalg_cuda::poisson2d(45), "poisson2d(45)");
+  expect_gpu_matches_cpu(linalg_cuda::poisson3d(17), "poisson3d(17)");
+  expect_gpu_matches_cpu(linalg_cuda::poisson3d(40), "poisson3d(40)");
+}
+
+TEST(GpuCg, MatchesCpuOnSharedMatrices) {
+  REQUIRE_CUDA_DEVICE();
+  const auto matrices = cg_test::shared_matrices();
+  if (matrices.empty()) GTEST_SKIP() << "no matrices in " << test_support::data_dir() << " (set CUDA_SOLVERS_DATA)";
+  for (const auto& m : matrices) expect_gpu_matches_cpu(m.matrix, m.name);
+}
+
+TEST(GpuCg, DenseRandomSpdThroughDeviceMatrix) {
+  REQUIRE_CUDA_DEVICE();
+  for (const int n : {1, 2, 7, 31, 32, 33, 100, 257}) {
+    const Eigen::MatrixXd a = cg_test::random_spd(n, 1e4, 100 + n);
+    const Eigen::VectorXd b = cg_test::random_vector(n, 17);
+    const linalg_cuda::DeviceMatrix device_a(a);
+    const DeviceVector<double> device_b(b);
+    for (const auto type : {PreconditionerType::None, PreconditionerType::Jacobi, PreconditionerType::BlockJacobi}) {
+      const CgOptions options = options_for(type, 4);
+      Eigen::VectorXd cpu_x = Eigen::VectorXd::Zero(n);
+      const auto cpu = linalg_cuda::cpu::cg(a, b, cpu_x, options);
+      std::unique_ptr<linalg_cuda::Preconditioner> preconditioner;
+      if (type == PreconditionerType::Jacobi) preconditioner = std::make_unique<linalg_cuda::JacobiPreconditioner>(device_a);
+      if (type == PreconditionerType::BlockJacobi)
+        preconditioner = std::make_unique<linalg_cuda::BlockJacobiPreconditioner>(device_a, 4);
+      DeviceVector<double> x(n, 0.0);
+      const auto gpu = linalg_cuda::cg(device_a, device_b, x, options, preconditioner.get());
+      EXPECT_TRUE(gpu.converged) << n << " " << gpu.message;
+      EXPECT_EQ(gpu.termination, cpu.termination) << n;
+      EXPECT_LT(cg_test::relative_difference(x.to_eigen(), cpu_x), 1e-8) << n << " " << to_string(type);
+      EXPECT_LT(cg_test::relative_difference(x.to_eigen(), a.llt().solve(b)), 1e-8) << n;
+    }
+  }
+}
+
+TEST(GpuCg, RepeatedSolvesAreBitIdentical) {
+  REQUIRE_CUDA_DEVICE();
+  const auto a = linalg_cuda::poisson3d(30);
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  const DeviceVector<double> b(cg_test::random_vector(a.rows(), 3));
+  linalg_cuda::ConjugateGradient solver(options_for(PreconditionerType::None, 1, 1e-10));
+  DeviceVector<double> x1(a.rows(), 0.0), x2(a.rows(), 0.0);
+  const auto s1 = solver.solve(device_a, b, x1);
+  const auto s2 = solver.solve(device_a, b, x2);  // reuses the workspace and the graph
+  EXPECT_EQ(s1.iterations, s2.iterations);
+  EXPECT_EQ(s1.final_residual_norm, s2.final_residual_norm);
+  EXPECT_EQ(x1.to_std(), x2.to_std());
+}
+
+TEST(GpuCg, BatchSizeAndGraphsDoNotChangeTheResult) {
+  REQUIRE_CUDA_DEVICE();
+  const auto a = linalg_cuda::poisson2d(60);
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  const DeviceVector<double> b(cg_test::random_vector(a.rows(), 9));
+  const linalg_cuda::JacobiPreconditioner jacobi(device_a);
+  std::vector<double> reference;
+  int reference_iterations = -1;
+  for (const int check_every : {1, 7, 16, 100}) {
+    for (const bool graph : {true, false}) {
+      CgOptions options = options_for(PreconditionerType::Jacobi, 1, 1e-9);
+      options.check_every = check_every;
+      options.use_cuda_graph = graph;
+      DeviceVector<double> x(a.rows(), 0.0);
+      const auto summary = linalg_cuda::cg(device_a, b, x, options, &jacobi);
+      ASSERT_TRUE(summary.converged);
+      if (reference_iterations < 0) {
+        reference = x.to_std();
+        reference_iterations = summary.iterations;
+      }
+      EXPECT_EQ(summary.iterations, reference_iterations) << check_every << " " << graph;
+      EXPECT_EQ(x.to_std(), reference) << check_every << " " << graph;
+    }
+  }
+}
+
+TEST(GpuCg, WarmStartFromTheSolutionStopsAtOnce) {
+  REQUIRE_CUDA_DEVICE();
+  const auto a = linalg_cuda::poisson2d(20);
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 4);
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(a.rows());
+  CgOptions options = options_for(PreconditionerType::None, 1, 1e-8);
+  options.backend = Backend::Cuda;
+  ASSERT_TRUE(linalg_cuda::solve(a, b, x, options).converged);
+  const auto again = linalg_cuda::solve(a, b, x, options);
+  EXPECT_TRUE(again.converged);
+  EXPECT_EQ(again.iterations, 0);
+}
+
+TEST(GpuCg, ZeroSizeSystem) {
+  REQUIRE_CUDA_DEVICE();
+  const linalg_cuda::DeviceCsrMatrix a(linalg_cuda::CsrMatrix(0, 0));
+  DeviceVector<double> b, x;
+  const auto summary = linalg_cuda::cg(a, b, x);
+  EXPECT_TRUE(summary.converged);
+  EXPECT_EQ(summary.iterations, 0);
+}
+
+TEST(GpuCg, NanInRightHandSideStopsAndSaysSo) {
+  REQUIRE_CUDA_DEVICE();
+  const auto a = linalg_cuda::poisson2d(10);
+  Eigen::VectorXd b = cg_test::random_vector(a.rows(), 1);
+  b[17] = std::numeric_limits<double>::quiet_NaN();
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  DeviceVector<double> x(a.rows(), 0.0);
+  const auto summary = linalg_cuda::cg(device_a, DeviceVector<double>(b), x);
+  EXPECT_EQ(summary.termination, CgTermination::NonFinite);
+  EXPECT_FALSE(summary.converged);
+  EXPECT_EQ(summary.iterations, 0);
+  EXPECT_TRUE(x.to_eigen().allFinite());
+  EXPECT_NE(summary.message.find("NaN"), std::string::npos);
+}
+
+TEST(GpuCg, IndefiniteMatrixStopsAtTheSameIterationAsCpu) {
+  REQUIRE_CUDA_DEVICE();
+  linalg_cuda::CsrMatrix a(64, 64);
+  for (int i = 0; i < 64; ++i) a.insert(i, i) = (i % 3 == 2 ? -1.0 : 1.0) * (1 + i);
+  a.makeCompressed();
+  const Eigen::VectorXd b = cg_test::random_vector(64, 5);
+  Eigen::VectorXd cpu_x = Eigen::VectorXd::Zero(64);
+  const auto cpu = linalg_cuda::cpu::cg(a, b, cpu_x, CgOptions{});
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  DeviceVector<double> x(64, 0.0);
+  const auto gpu = linalg_cuda::cg(device_a, DeviceVector<double>(b), x);
+  EXPECT_EQ(gpu.termination, CgTermination::NotPositiveDefinite) << gpu.message;
+  EXPECT_EQ(gpu.termination, cpu.termination);
+  EXPECT_EQ(gpu.iterations, cpu.iterations);
+  EXPECT_TRUE(x.to_eigen().allFinite());
+}
+
+TEST(GpuCg, IterationLimitMatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  const auto a = linalg_cuda::poisson2d(50);
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 6);
+  CgOptions options;
+  options.max_iterations = 13;
+  Eigen::VectorXd cpu_x = Eigen::VectorXd::Zero(a.rows());
+  const auto cpu = linalg_cuda::cpu::cg(a, b, cpu_x, options);
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  DeviceVector<double> x(a.rows(), 0.0);
+  const auto gpu = linalg_cuda::cg(device_a, DeviceVector<double>(b), x, options);
+  EXPECT_EQ(gpu.termination, CgTermination::MaxIterations);
+  EXPECT_EQ(gpu.iterations, 13);
+  EXPECT_LT(cg_test::relative_difference(x.to_eigen(), cpu_x), 1e-12);
+}
+
+TEST(GpuCg, ShapeMismatchThrowsBeforeLaunching) {
+  REQUIRE_CUDA_DEVICE();
+  const linalg_cuda::DeviceCsrMatrix a(linalg_cuda::poisson2d(4));
+  DeviceVector<double> b(16, 1.0), x(15, 0.0);
+  EXPECT_THROW(linalg_cuda::cg(a, b, x), linalg_cuda::DimensionMismatch);
+  const linalg_cuda::DeviceMatrix rectangular(4, 5, 1.0);
+  DeviceVector<double> b4(4, 1.0), x5(5, 0.0);
+  EXPECT_THROW(linalg_cuda::cg(rectangular, b4, x5), linalg_cuda::DimensionMismatch);
+}
+
+TEST(GpuCg, NonSpdMatrixFileIsReported) {
+  REQUIRE_CUDA_DEVICE();
+  // A symmetric indefinite matrix as a user would hand it in: [[1, 2], [2, 1]] (eigenvalues 3, -1).
+  std::istringstream file("%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1\n2 1 2\n2 2 1\n");
+  const auto a = linalg_cuda::read_matrix_market(file, "indefinite.mtx");
+  Eigen::VectorXd x;
+  CgOptions options;
+  options.backend = Backend::Cuda;
+  const auto summary = linalg_cuda::solve(a, Eigen::Vector2d(1.0, -1.0), x, options);
+  EXPECT_EQ(summary.termination, CgTermination::NotPositiveDefinite) << summary.message;
+}
+
+TEST(SolveBackend, AutoPicksCudaWhenPresentAndCpuOtherwise) {
+  const auto a = linalg_cuda::poisson2d(8);
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 8);
+  Eigen::VectorXd x;
+  const auto summary = linalg_cuda::solve(a, b, x, options_for(PreconditionerType::Jacobi, 1, 1e-10));
+  EXPECT_TRUE(summary.converged);
+  EXPECT_EQ(summary.backend, linalg_cuda::cuda_device_available() ? Backend::Cuda : Backend::Cpu);
+  EXPECT_LE((b - a * x).norm(), 1.05e-10 * b.norm());
+}
+
+}  // namespace

@@ -1,0 +1,360 @@
+// Matrix Market reader/writer: the SuiteSparse test matrices, write/read round trips, and one test per
+// kind of malformed input, each checking that the error names the offending line.
+#include "linalg_cuda/matrix_market.h"
+
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "linalg_cuda/errors.h"
+#include "test_support.h"
+
+namespace linalg_cuda {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file in the temp folder that removes itself; names are unique per process and test so that
+// parallel ctest runs do not trample each other.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& content = "") {
+    static std::atomic<int> counter{0};
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::random_device entropy;
+    path_ = fs::temp_directory_path() /
+            ("linalg_cuda_mm_" + std::string(test ? test->name() : "none") + "_" + std::to_string(entropy()) + "_" +
+             std::to_string(counter++) + ".mtx");
+    std::ofstream out(path_, std::ios::binary);
+    out << content;
+  }
+  ~TempFile() {
+    std::error_code ignored;
+    fs::remove(path_, ignored);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+// Parses CONTENT from a real file and returns the ParseError it must raise.
+ParseError parse_error_of(const std::string& content) {
+  TempFile file(content);
+  try {
+    read_matrix_market(file.path());
+  } catch (const ParseError& error) {
+    return error;
+  }
+  ADD_FAILURE() << "no ParseError for:\n" << content;
+  return ParseError(file.path(), -1, "no error");
+}
+
+#define EXPECT_PARSE_ERROR(content, expected_line, expected_text)                         \
+  do {                                                                                    \
+    const ParseError error = parse_error_of(content);                                     \
+    EXPECT_EQ(error.line(), expected_line) << error.what();                               \
+    EXPECT_NE(std::string(error.what()).find(expected_text), std::string::npos)           \
+        << "message '" << error.what() << "' lacks '" << expected_text << "'";            \
+  } while (0)
+
+void expect_identical(const CsrMatrix& expected, const CsrMatrix& actual) {
+  ASSERT_EQ(expected.rows(), actual.rows());
+  ASSERT_EQ(expected.cols(), actual.cols());
+  ASSERT_EQ(expected.nonZeros(), actual.nonZeros());
+  ASSERT_TRUE(actual.isCompressed());
+  for (int i = 0; i <= expected.rows(); ++i) ASSERT_EQ(expected.outerIndexPtr()[i], actual.outerIndexPtr()[i]);
+  for (int k = 0; k < expected.nonZeros(); ++k) {
+    ASSERT_EQ(expected.innerIndexPtr()[k], actual.innerIndexPtr()[k]) << "entry " << k;
+    ASSERT_EQ(expected.valuePtr()[k], actual.valuePtr()[k]) << "entry " << k;
+  }
+}
+
+bool exactly_symmetric(const CsrMatrix& a) {
+  CsrMatrix transposed = a.transpose();
+  transposed.makeCompressed();
+  if (transposed.nonZeros() != a.nonZeros()) return false;
+  const CsrMatrix difference = a - transposed;
+  for (int k = 0; k < difference.nonZeros(); ++k) {
+    if (difference.valuePtr()[k] != 0.0) return false;
+  }
+  return true;
+}
+
+// Entries with random sign and magnitudes over many decades, so that the 17-digit output is exercised.
+CsrMatrix random_sparse(int rows, int cols, int entries, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> row(0, rows - 1), col(0, cols - 1), exponent(-30, 30);
+  std::uniform_real_distribution<double> mantissa(0.1, 1.0);
+  std::vector<Eigen::Triplet<double, int>> triplets;
+  for (int k = 0; k < entries; ++k) {
+    const double sign = (rng() & 1) ? 1.0 : -1.0;
+    triplets.emplace_back(row(rng), col(rng), sign * mantissa(rng) * std::pow(10.0, exponent(rng)));
+  }
+  CsrMatrix a(rows, cols);
+  a.setFromTriplets(triplets.begin(), triplets.end());
+  a.makeCompressed();
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Real matrices
+
+struct RealMatrixCase {
+  const char* file;
+  int n;
+};
+
+class RealMatrixTest : public ::testing::TestWithParam<RealMatrixCase> {};
+
+TEST_P(RealMatrixTest, ReadsSymmetricFileAndExpandsBothTriangles) {
+  const fs::path path = test_support::data_dir() / "matrices" / GetParam().file;
+  if (!fs::exists(path)) {
+    GTEST_SKIP() << "test matrix " << path << " not found; set CUDA_SOLVERS_DATA to the folder holding matrices/";
+  }
+  const CsrMatrix a = read_matrix_market(path.string());
+  EXPECT_EQ(a.rows(), GetParam().n);
+  EXPECT_EQ(a.cols(), GetParam().n);
+  EXPECT_TRUE(a.isCompressed());
+  EXPECT_TRUE(exactly_symmetric(a));
+
+  // Reference read with plain iostreams: every stored entry must appear (mirrored) with its exact value.
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
+  }
+  std::istringstream size_line(line);
+  long rows = 0, cols = 0, stored = 0;
+  size_line >> rows >> cols >> stored;
+  long diagonal = 0;
+  for (long k = 0; k < stored; ++k) {
+    int i = 0, j = 0;
+    double value = 0;
+    ASSERT_TRUE(in >> i >> j >> value);
+    if (i == j) ++diagonal;
+    EXPECT_EQ(a.coeff(i - 1, j - 1), value) << "(" << i << ", " << j << ")";
+    EXPECT_EQ(a.coeff(j - 1, i - 1), value) << "(" << j << ", " << i << ")";
+  }
+  EXPECT_EQ(a.nonZeros(), 2 * stored - diagonal);
+}
+
+INSTANTIATE_TEST_SUITE_P(SuiteSparse, RealMatrixTest,
+                         ::testing::Values(RealMatrixCase{"494_bus.mtx", 494}, RealMatrixCase{"1138_bus.mtx", 1138},
+                                           RealMatrixCase{"nos6.mtx", 675}, RealMatrixCase{"isai_spd.mtx", 100}),
+                         [](const ::testing::TestParamInfo<RealMatrixCase>& info) {
+                           std::string name = info.param.file;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Round trips
+
+TEST(MatrixMarketRoundTrip, GeneralMatrixIsReproducedExactly) {
+  const CsrMatrix a = random_sparse(37, 53, 400, 7);
+  TempFile file;
+  write_matrix_market(file.path(), a);
+  expect_identical(a, read_matrix_market(file.path()));
+}
+
+TEST(MatrixMarketRoundTrip, SymmetricMatrixIsReproducedExactly) {
+  const CsrMatrix b = random_sparse(61, 61, 500, 11);
+  CsrMatrix a = b + CsrMatrix(b.transpose());
+  a.makeCompressed();
+  TempFile file;
+  write_matrix_market(file.path(), a, /*symmetric=*/true);
+
+  std::ifstream in(file.path());
+  std::string banner;
+  std::getline(in, banner);
+  EXPECT_EQ(banner, "%%MatrixMarket matrix coordinate real symmetric");
+  expect_identical(a, read_matrix_market(file.path()));
+}
+
+TEST(MatrixMarketRoundTrip, EmptyMatrix) {
+  const CsrMatrix a(4, 2);
+  TempFile file;
+  write_matrix_market(file.path(), a);
+  expect_identical(a, read_matrix_market(file.path()));
+}
+
+TEST(MatrixMarketWrite, AsymmetricMatrixCannotBeWrittenAsSymmetric) {
+  TempFile file;
+  EXPECT_THROW(write_matrix_market(file.path(), random_sparse(5, 5, 10, 3), true), InvalidArgument);
+  EXPECT_THROW(write_matrix_market(file.path(), random_sparse(5, 6, 10, 3), true), InvalidArgument);
+}
+
+TEST(MatrixMarketWrite, UnwritablePathThrows) {
+  const fs::path path = fs::temp_directory_path() / "linalg_cuda_no_such_folder_" / "sub" / "a.mtx";
+  EXPECT_THROW(write_matrix_market(path.string(), random_sparse(3, 3, 3, 1)), Error);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Accepted variations
+
+TEST(MatrixMarketRead, PatternFieldGivesOnesAndSumsDuplicatesAndSkipsComments) {
+  TempFile file(
+      "%%MatrixMarket MATRIX Coordinate Pattern General\n"
+      "% a comment\n"
+      "\n"
+      "   \n"
+      "2 3 3\n"
+      "1 1\n"
+      "\n"
+      "% comment between entries\n"
+      "2 3\n"
+      "1 1\n");
+  const CsrMatrix a = read_matrix_market(file.path());
+  EXPECT_EQ(a.rows(), 2);
+  EXPECT_EQ(a.cols(), 3);
+  EXPECT_EQ(a.nonZeros(), 2);
+  EXPECT_EQ(a.coeff(0, 0), 2.0);
+  EXPECT_EQ(a.coeff(1, 2), 1.0);
+}
+
+TEST(MatrixMarketRead, IntegerSymmetricFieldAndDuplicatesAreSummed) {
+  std::istringstream in(
+      "%%MatrixMarket matrix coordinate integer symmetric\n"
+      "3 3 4\n"
+      "1 1 4\n"
+      "3 1 -2\n"
+      "3 1 5\n"
+      "2 2 +7\n");
+  const CsrMatrix a = read_matrix_market(in, "ints");
+  EXPECT_EQ(a.nonZeros(), 4);
+  EXPECT_EQ(a.coeff(0, 0), 4.0);
+  EXPECT_EQ(a.coeff(2, 0), 3.0);
+  EXPECT_EQ(a.coeff(0, 2), 3.0);
+  EXPECT_EQ(a.coeff(1, 1), 7.0);
+}
+
+TEST(MatrixMarketRead, WindowsLineEndingsAndMissingFinalNewline) {
+  std::istringstream in("%%MatrixMarket matrix coordinate real general\r\n2 2 2\r\n1 2 1.5e0\r\n2 1 -.25");
+  const CsrMatrix a = read_matrix_market(in, "crlf");
+  EXPECT_EQ(a.coeff(0, 1), 1.5);
+  EXPECT_EQ(a.coeff(1, 0), -0.25);
+}
+
+TEST(MatrixMarketRead, StreamErrorsNameTheStream) {
+  std::istringstream in("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n");
+  try {
+    read_matrix_market(in, "my-stream");
+    FAIL() << "expected ParseError";
+  } catch (const ParseError& error) {
+    EXPECT_EQ(error.file(), "my-stream");
+    EXPECT_EQ(error.line(), 3);
+    EXPECT_EQ(std::string(error.what()).rfind("my-stream:3: ", 0), 0u) << error.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Malformed input
+
+const std::string kGeneral = "%%MatrixMarket matrix coordinate real general\n";
+const std::string kSymmetric = "%%MatrixMarket matrix coordinate real symmetric\n";
+
+TEST(MatrixMarketMalformed, FileNotFound) {
+  const std::string path = (fs::temp_directory_path() / "linalg_cuda_definitely_missing.mtx").string();
+  try {
+    read_matrix_market(path);
+    FAIL() << "expected ParseError";
+  } catch (const ParseError& error) {
+    EXPECT_EQ(error.line(), 0);
+    EXPECT_EQ(error.file(), path);
+  }
+}
+
+TEST(MatrixMarketMalformed, EmptyFile) { EXPECT_PARSE_ERROR("", 1, "empty file"); }
+
+TEST(MatrixMarketMalformed, MissingBanner) {
+  EXPECT_PARSE_ERROR("3 3 1\n1 1 1\n", 1, "missing Matrix Market banner");
+  EXPECT_PARSE_ERROR("% just a comment\n3 3 1\n1 1 1\n", 1, "missing Matrix Market banner");
+}
+
+TEST(MatrixMarketMalformed, BadBanner) {
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate real\n1 1 0\n", 1, "banner must have 5 words");
+  EXPECT_PARSE_ERROR("%%MatrixMarket vector coordinate real general\n1 1 0\n", 1, "invalid object");
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinates real general\n1 1 0\n", 1, "invalid format");
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate double general\n1 1 0\n", 1, "invalid field");
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate real lower\n1 1 0\n", 1, "invalid symmetry");
+}
+
+TEST(MatrixMarketMalformed, ArrayFormatIsUnsupported) {
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", 1, "unsupported format");
+}
+
+TEST(MatrixMarketMalformed, ComplexAndHermitianAndSkewAreUnsupported) {
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", 1,
+                     "unsupported field");
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n", 1, "unsupported symmetry");
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate real skew-symmetric\n1 1 0\n", 1, "unsupported symmetry");
+}
+
+TEST(MatrixMarketMalformed, BadSizeLine) {
+  EXPECT_PARSE_ERROR(kGeneral + "% comment\n3 3\n", 3, "line ends before the entry count");
+  EXPECT_PARSE_ERROR(kGeneral + "3 x 1\n1 1 1\n", 2, "column count");
+  EXPECT_PARSE_ERROR(kGeneral + "-1 3 0\n", 2, "non-negative");
+  EXPECT_PARSE_ERROR(kGeneral + "3 3 1 7\n1 1 1\n", 2, "trailing text '7'");
+  EXPECT_PARSE_ERROR(kGeneral + "3.0 3 1\n1 1 1\n", 2, "row count");
+  EXPECT_PARSE_ERROR(kGeneral + "% only comments\n\n", 3, "file ended before the size line");
+}
+
+TEST(MatrixMarketMalformed, NonSquareSymmetric) {
+  EXPECT_PARSE_ERROR(kSymmetric + "3 4 0\n", 2, "must be square");
+}
+
+TEST(MatrixMarketMalformed, TruncatedFile) {
+  EXPECT_PARSE_ERROR(kGeneral + "3 3 3\n1 1 1\n2 2 2\n", 4, "file ended after 2 of 3 entries");
+  EXPECT_PARSE_ERROR(kGeneral + "3 3 2\n", 2, "file ended after 0 of 2 entries");
+  EXPECT_PARSE_ERROR(kGeneral + "3 3 2\n1 1 1\n% trailing comment\n", 4, "file ended after 1 of 2 entries");
+}
+
+TEST(MatrixMarketMalformed, ExtraEntries) {
+  EXPECT_PARSE_ERROR(kGeneral + "3 3 1\n1 1 1\n% c\n2 2 2\n", 5, "more entries than the 1 declared");
+}
+
+TEST(MatrixMarketMalformed, IndexOutOfRange) {
+  EXPECT_PARSE_ERROR(kGeneral + "3 4 2\n1 1 1\n0 1 1\n", 4, "row index 0 out of range");
+  EXPECT_PARSE_ERROR(kGeneral + "3 4 2\n1 1 1\n4 1 1\n", 4, "row index 4 out of range");
+  EXPECT_PARSE_ERROR(kGeneral + "3 4 1\n1 0 1\n", 3, "column index 0 out of range");
+  EXPECT_PARSE_ERROR(kGeneral + "3 4 1\n1 5 1\n", 3, "column index 5 out of range");
+  EXPECT_PARSE_ERROR(kGeneral + "3 4 1\n99999999999999999999999 1 1\n", 3, "out of range");
+}
+
+TEST(MatrixMarketMalformed, NonFiniteValues) {
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 2\n1 1 1\n2 2 nan\n", 4, "not a finite number");
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 -Inf\n", 3, "not a finite number");
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 1e999\n", 3, "not a finite number");
+}
+
+TEST(MatrixMarketMalformed, NonNumericTokensAndWrongFieldCounts) {
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 abc\n", 3, "found 'abc'");
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 1.5x\n", 3, "found '1.5x'");
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1.5 1 1\n", 3, "row index");
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1\n", 3, "line ends before the value");
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 1 junk\n", 3, "trailing text 'junk'");
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 1\n", 3, "trailing text '1'");
+  EXPECT_PARSE_ERROR("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 2.5\n", 3, "found '2.5'");
+}
+
+TEST(MatrixMarketMalformed, UpperTriangleEntryInSymmetricFile) {
+  EXPECT_PARSE_ERROR(kSymmetric + "3 3 2\n1 1 1\n1 3 1\n", 4, "above the diagonal");
+}
+
+}  // namespace
+}  // namespace linalg_cuda

@@ -142,7 +142,10 @@ struct Bench {
                                          o.max_iterations = k;
                                          solver.set_options(o);
                                          x.fill(0.0);
-                                         solver.solve(device_a, b, x, use_jacobi ? &jacobi : nullptr);
+                                         const auto s = solver.solve(device_a, b, x, use_jacobi ? &jacobi : nullptr);
+                                         if (s.iterations != k)
+                                           std::fprintf(stderr, "warning: %s stopped after %d of %d iterations: %s\n",
+                                                        name.c_str(), s.iterations, k, s.message.c_str());
                                        },
                                        k1, k2, reps);
         add(r, cg_iteration_bytes(n, nnz, use_jacobi));

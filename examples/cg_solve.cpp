@@ -4,7 +4,9 @@
 //   cg_solve --matrix ../shared/data/matrices/nos6.mtx --backend cpu --tol 1e-12
 //
 // b is all ones unless --rhs FILE (one value per line, or a Matrix Market array/vector) is given.
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -87,6 +89,10 @@ int main(int argc, char** argv) {
         std::cout << kUsage;
         return 0;
       }
+      static const char* const kValueFlags[] = {"--matrix", "--poisson2d", "--poisson3d", "--precond", "--block-size",
+                                                "--backend", "--tol", "--max-iter", "--rhs", "--solution"};
+      if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags))
+        usage_error("unknown option " + flag);
       if (i + 1 >= argc) usage_error("missing value after " + flag);
       const char* value = argv[++i];
       if (flag == "--matrix") matrix_path = value;
@@ -99,7 +105,6 @@ int main(int argc, char** argv) {
       else if (flag == "--max-iter") options.max_iterations = parse_int(flag, value);
       else if (flag == "--rhs") rhs_path = value;
       else if (flag == "--solution") solution_path = value;
-      else usage_error("unknown option " + flag);
     }
   } catch (const linalg_cuda::InvalidArgument& e) {
     usage_error(e.what());

@@ -56,32 +56,72 @@ __global__ void __launch_bounds__(kCgThreads) cg_initial_direction(int n, const 
   }
 }
 
-// q = A p for a CSR matrix, kLanes threads per row, fused with p'q. Rows are taken warp by warp so
-// that every lane of a warp runs the same number of loop trips (the shuffles need the whole warp).
-template <int kLanes>
-__global__ void __launch_bounds__(kCgThreads) cg_csr_spmv_dot(int n, const int* __restrict__ row_ptr,
+// q = A p for a CSR matrix, fused with p'q ("CSR-stream", after Greathouse and Daga's CSR-Adaptive).
+// Each warp takes a chunk of consecutive rows whose nonzeros are contiguous: the warp streams the
+// chunk's values and column indices with fully coalesced loads, kStageLoads independent loads per
+// lane in flight, stages the products in shared memory, and then each lane adds up its own row in
+// order. Chunks with more nonzeros than the stage holds (long rows) fall back to one row at a time
+// across the whole warp. Both orders are fixed, so the result is deterministic.
+constexpr int kStagePerWarp = 256;
+constexpr int kStageLoads = kStagePerWarp / 32;
+
+__global__ void __launch_bounds__(kCgThreads) cg_csr_spmv_dot(int n, int rows_per_chunk, const int* __restrict__ row_ptr,
                                                                const int* __restrict__ col_idx,
                                                                const double* __restrict__ values,
                                                                const double* __restrict__ p, double* __restrict__ q,
                                                                double* partials, CgState* s) {
   if (cg_stopped(s)) return;
-  constexpr int kRowsPerWarp = 32 / kLanes;
-  const int lane = threadIdx.x % kLanes;
-  const int warp = (blockIdx.x * kCgThreads + threadIdx.x) / 32;
-  const int warps = gridDim.x * kCgThreads / 32;
-  const int row_in_warp = (threadIdx.x % 32) / kLanes;
+  constexpr unsigned kFull = 0xffffffffu;
+  __shared__ double stage[kCgThreads / 32][kStagePerWarp];
+  const int lane = threadIdx.x & 31;
+  double* products = stage[threadIdx.x >> 5];
+  const int warp = blockIdx.x * (kCgThreads / 32) + (threadIdx.x >> 5);
+  const int warps = gridDim.x * (kCgThreads / 32);
+  const int chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
   double pap = 0.0;
-  for (int first = warp * kRowsPerWarp; first < n; first += warps * kRowsPerWarp) {
-    const int row = first + row_in_warp;
-    const bool active = row < n;
-    const int begin = active ? row_ptr[row] : 0;
-    const int end = active ? row_ptr[row + 1] : 0;
-    double sum = 0.0;
-    for (int k = begin + lane; k < end; k += kLanes) sum += values[k] * p[col_idx[k]];
-    for (int offset = kLanes / 2; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset, kLanes);
-    if (active && lane == 0) {
-      q[row] = sum;
-      pap += sum * p[row];
+  for (int chunk = warp; chunk < chunks; chunk += warps) {
+    const int first = chunk * rows_per_chunk;
+    const int rows = min(rows_per_chunk, n - first);
+    const int row = first + lane;
+    const bool owns_row = lane < rows;
+    const int begin = owns_row ? row_ptr[row] : 0;
+    const int end = owns_row ? row_ptr[row + 1] : 0;
+    const int chunk_begin = __shfl_sync(kFull, begin, 0);
+    const int chunk_end = __shfl_sync(kFull, end, rows - 1);
+    if (chunk_end - chunk_begin <= kStagePerWarp) {
+      // All loads of the chunk first, then all gathers: kStageLoads independent requests per lane.
+      int cols[kStageLoads];
+      double vals[kStageLoads];
+#pragma unroll
+      for (int j = 0; j < kStageLoads; ++j) {
+        const int k = chunk_begin + j * 32 + lane;
+        const bool inside = k < chunk_end;
+        cols[j] = inside ? col_idx[k] : -1;
+        vals[j] = inside ? values[k] : 0.0;
+      }
+#pragma unroll
+      for (int j = 0; j < kStageLoads; ++j)
+        if (cols[j] >= 0) products[j * 32 + lane] = vals[j] * p[cols[j]];
+      __syncwarp();
+      if (owns_row) {
+        double sum = 0.0;
+        for (int k = begin; k < end; ++k) sum += products[k - chunk_begin];
+        q[row] = sum;
+        pap += sum * p[row];
+      }
+      __syncwarp();  // the stage is rewritten by the next chunk
+    } else {
+      for (int r = 0; r < rows; ++r) {
+        const int row_begin = __shfl_sync(kFull, begin, r);
+        const int row_end = __shfl_sync(kFull, end, r);
+        double sum = 0.0;
+        for (int k = row_begin + lane; k < row_end; k += 32) sum += values[k] * p[col_idx[k]];
+        for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFull, sum, offset);
+        if (lane == r) {
+          q[first + r] = sum;
+          pap += sum * p[first + r];
+        }
+      }
     }
   }
   const double sums[1] = {block_sum<kCgThreads>(pap)};

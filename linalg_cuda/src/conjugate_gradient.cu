@@ -50,20 +50,13 @@ struct ConjugateGradient::Workspace {
 
 namespace {
 
-// Threads per CSR row: the power of two nearest above the mean row length, between 2 and 32.
-int lanes_for(const DeviceCsrMatrix& a) {
+// Rows per CSR-stream chunk: as many (up to a warp's 32) as keep a chunk of average rows within
+// the warp's stage; chunks that still overflow take the kernel's long-row path.
+int rows_per_chunk(const DeviceCsrMatrix& a) {
   const double mean = a.rows() ? static_cast<double>(a.nonzeros()) / static_cast<double>(a.rows()) : 1.0;
-  int lanes = 2;
-  while (lanes < 32 && lanes < mean) lanes *= 2;
-  return lanes;
-}
-
-template <int kLanes>
-void launch_csr_spmv_dot(unsigned blocks, cudaStream_t stream, const DeviceCsrMatrix& a, const double* p, double* q,
-                         double* partials, CgState* s) {
-  detail::cg_csr_spmv_dot<kLanes><<<blocks, kCgThreads, 0, stream>>>(static_cast<int>(a.rows()), a.row_ptr().data(),
-                                                                     a.col_idx().data(), a.values().data(), p, q,
-                                                                     partials, s);
+  int rows = 32;
+  while (rows > 1 && mean * rows > 0.9 * detail::kStagePerWarp) rows /= 2;
+  return rows;
 }
 
 }  // namespace
@@ -111,8 +104,8 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   const double* inverse_diagonal = jacobi ? jacobi->inverse_diagonal().data() : nullptr;
   const bool fused_update = preconditioner == nullptr || jacobi != nullptr;
   double* z = preconditioner ? w.z.data() : w.r.data();  // without preconditioner z is r
-  const int lanes = csr ? lanes_for(*csr) : 0;
-  const unsigned spmv_blocks = csr ? w.blocks_for(n * static_cast<std::size_t>(lanes)) : 0;
+  const int chunk_rows = csr ? rows_per_chunk(*csr) : 0;
+  const unsigned spmv_blocks = csr ? w.blocks_for((n + chunk_rows - 1) / chunk_rows * 32) : 0;
 
   // ---- set-up: r = b - A x, z = M^{-1} r, p = z; one read-back to decide whether to iterate.
   *w.host_state = detail::make_cg_state(options_);
@@ -129,13 +122,9 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   // ---- one iteration, as kernels on the stream (captured into a graph below).
   auto enqueue_iteration = [&] {
     if (csr) {
-      switch (lanes) {
-        case 2: launch_csr_spmv_dot<2>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
-        case 4: launch_csr_spmv_dot<4>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
-        case 8: launch_csr_spmv_dot<8>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
-        case 16: launch_csr_spmv_dot<16>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
-        default: launch_csr_spmv_dot<32>(spmv_blocks, stream, *csr, w.p.data(), w.q.data(), w.partials.data(), w.state); break;
-      }
+      detail::cg_csr_spmv_dot<<<spmv_blocks, kCgThreads, 0, stream>>>(
+          size, chunk_rows, csr->row_ptr().data(), csr->col_idx().data(), csr->values().data(), w.p.data(), w.q.data(),
+          w.partials.data(), w.state);
       LINALG_CUDA_CHECK_LAUNCH();
     } else {
       a.apply(w.p, w.q);

@@ -200,7 +200,9 @@ TYPED_TEST(DeviceVectorTest, CopyIsDeep) {
     DeviceVector<T> original(host);
     DeviceVector<T> copy = original.copy();
     ASSERT_EQ(copy.size(), n);
-    if (n > 0) EXPECT_NE(copy.data(), original.data());
+    if (n > 0) {
+      EXPECT_NE(copy.data(), original.data());
+    }
     EXPECT_TRUE(same_bits(host, copy.to_std()));
 
     copy.fill(T(9));

@@ -35,22 +35,44 @@ void validate_csr(int rows, int cols, const int* row_ptr, const int* col_idx) {
     throw InvalidArgument("DeviceCsrMatrix: negative dimensions " + std::to_string(rows) + "x" + std::to_string(cols));
   if (row_ptr == nullptr) throw InvalidArgument("DeviceCsrMatrix: row_ptr is null");
   if (row_ptr[0] != 0) throw InvalidArgument("DeviceCsrMatrix: row_ptr[0] must be 0, got " + std::to_string(row_ptr[0]));
-  for (int i = 0; i < rows; ++i) {
+  // Row pointers first: once they never decrease, every column index read below is within
+  // [0, row_ptr[rows]), the extent the caller vouched for.
+  for (int i = 0; i < rows; ++i)
     if (row_ptr[i + 1] < row_ptr[i])
       throw InvalidArgument("DeviceCsrMatrix: row_ptr decreases at row " + std::to_string(i));
+  for (int i = 0; i < rows; ++i)
     for (int k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
       if (col_idx[k] < 0 || col_idx[k] >= cols)
         throw InvalidArgument("DeviceCsrMatrix: column index " + std::to_string(col_idx[k]) + " of row " +
                               std::to_string(i) + " is outside [0, " + std::to_string(cols) + ")");
-  }
 }
 
 }  // namespace
 
 DeviceCsrMatrix::DeviceCsrMatrix() = default;
 DeviceCsrMatrix::~DeviceCsrMatrix() = default;
-DeviceCsrMatrix::DeviceCsrMatrix(DeviceCsrMatrix&&) noexcept = default;
-DeviceCsrMatrix& DeviceCsrMatrix::operator=(DeviceCsrMatrix&&) noexcept = default;
+DeviceCsrMatrix::DeviceCsrMatrix(DeviceCsrMatrix&& other) noexcept
+    : rows_(other.rows_),
+      cols_(other.cols_),
+      row_ptr_(std::move(other.row_ptr_)),
+      col_idx_(std::move(other.col_idx_)),
+      values_(std::move(other.values_)),
+      cusparse_(std::move(other.cusparse_)) {
+  other.rows_ = other.cols_ = 0;
+}
+
+DeviceCsrMatrix& DeviceCsrMatrix::operator=(DeviceCsrMatrix&& other) noexcept {
+  if (this != &other) {
+    rows_ = other.rows_;
+    cols_ = other.cols_;
+    row_ptr_ = std::move(other.row_ptr_);
+    col_idx_ = std::move(other.col_idx_);
+    values_ = std::move(other.values_);
+    cusparse_ = std::move(other.cusparse_);
+    other.rows_ = other.cols_ = 0;
+  }
+  return *this;
+}
 
 DeviceCsrMatrix::DeviceCsrMatrix(const HostMatrix& host) : rows_(static_cast<int>(host.rows())), cols_(static_cast<int>(host.cols())) {
   if (host.isCompressed()) {

@@ -1,5 +1,6 @@
 #include "linalg_cuda/device_vector.h"
 
+#include <cstring>
 #include <string>
 
 #include "linalg_cuda/cuda_check.h"
@@ -95,7 +96,8 @@ template <typename T>
 void DeviceVector<T>::fill(T value) {
   if (size_ == 0) return;
   cudaStream_t stream = thread_context().stream();
-  if (value == T(0)) {
+  const T zero{};
+  if (std::memcmp(&value, &zero, sizeof(T)) == 0) {  // all-zero bits (not -0.0): a memset will do
     LINALG_CUDA_CHECK(cudaMemsetAsync(data_, 0, size_ * sizeof(T), stream));
     return;
   }

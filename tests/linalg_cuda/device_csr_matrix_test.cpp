@@ -218,6 +218,8 @@ TEST(DeviceCsrMatrixTest, InvalidRawCsrThrowsInvalidArgumentWithoutDevice) {
   const std::vector<Case> cases = {
       {"row_ptr[0] != 0", {2, 2, {1, 2, 3}, {0, 1, 1}, {1, 2, 3}}, "row_ptr[0] must be 0"},
       {"decreasing row_ptr", {3, 2, {0, 1, 0, 1}, {0}, {1}}, "row_ptr decreases at row 1"},
+      // Jumps past nnz before decreasing: must be caught before any column index is read.
+      {"row_ptr past nnz", {2, 2, {0, 3, 1}, {0}, {1.0}}, "row_ptr decreases at row 1"},
       {"column index == cols", {2, 2, {0, 1, 2}, {0, 2}, {1, 2}}, "column index 2 of row 1"},
       {"column index > cols", {2, 3, {0, 2, 2}, {1, 7}, {1, 2}}, "column index 7 of row 0"},
       {"negative column index", {2, 2, {0, 1, 2}, {-1, 0}, {1, 2}}, "column index -1 of row 0"},
@@ -697,4 +699,17 @@ TEST(BlockJacobiPreconditionerTest, NonPositiveDiagonalThrowsLikeCpuReference) {
 }
 
 }  // namespace
+TEST(DeviceCsrMatrixTest, MovedFromMatrixIsEmpty) {
+  REQUIRE_CUDA_DEVICE();
+  DeviceCsrMatrix a(poisson2d(3));
+  DeviceCsrMatrix b(std::move(a));
+  EXPECT_EQ(b.rows(), 9u);
+  EXPECT_EQ(a.rows(), 0u);  // NOLINT(bugprone-use-after-move): the documented moved-from state
+  EXPECT_EQ(a.cols(), 0u);
+  DeviceCsrMatrix c;
+  c = std::move(b);
+  EXPECT_EQ(c.rows(), 9u);
+  EXPECT_EQ(b.rows(), 0u);  // NOLINT(bugprone-use-after-move)
+}
+
 }  // namespace linalg_cuda

@@ -3,6 +3,7 @@
 // the empty-vector checks make no CUDA call and run everywhere.
 #include "linalg_cuda/device_vector.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <random>
@@ -187,6 +188,14 @@ TYPED_TEST(DeviceVectorTest, FillZeroAndNonZero) {
     EXPECT_TRUE(all_equal(DeviceVector<T>(n, T(0)).to_std(), T(0)));
     EXPECT_TRUE(all_equal(DeviceVector<T>(n, T(3.25)).to_std(), T(3.25)));
   }
+}
+
+TYPED_TEST(DeviceVectorTest, FillNegativeZeroKeepsItsSign) {
+  REQUIRE_CUDA_DEVICE();
+  using T = TypeParam;
+  DeviceVector<T> v(100, T(1));
+  v.fill(T(-0.0));
+  for (const T x : v.to_std()) EXPECT_TRUE(x == T(0) && std::signbit(x));
 }
 
 // ---- copies ----------------------------------------------------------------------------------------

@@ -26,8 +26,9 @@ class DeviceCsrMatrix : public LinearOperator {
                   const std::vector<double>& values);
   ~DeviceCsrMatrix() override;
 
-  DeviceCsrMatrix(DeviceCsrMatrix&&) noexcept;
-  DeviceCsrMatrix& operator=(DeviceCsrMatrix&&) noexcept;
+  // A moved-from matrix is empty (0 x 0).
+  DeviceCsrMatrix(DeviceCsrMatrix&& other) noexcept;
+  DeviceCsrMatrix& operator=(DeviceCsrMatrix&& other) noexcept;
   DeviceCsrMatrix(const DeviceCsrMatrix&) = delete;
   DeviceCsrMatrix& operator=(const DeviceCsrMatrix&) = delete;
 

@@ -4,6 +4,7 @@
 #include "linalg_cuda/cg_options.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cpu_cg.h"
+#include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/device_matrix.h"
 #include "linalg_cuda/device_vector.h"

@@ -1,0 +1,143 @@
+// gridmap_build: an occupancy grid map from a CARMEN laser log with known (corrected) poses.
+//
+//   gridmap_build --log ../shared/data/carmen/intel-corrected.log.gz --out intel
+//   gridmap_build                       # no log: a simulated robot in a generated floor plan
+//
+// Writes PREFIX.pgm + PREFIX.yaml (ROS map_server) and PREFIX.png (to look at).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include "gridmap_cuda/gridmap_cuda.h"
+#include "linalg_cuda/errors.h"
+
+namespace {
+
+const char* kUsage = R"(usage: gridmap_build [--log FILE] [options]
+
+Builds an occupancy grid map (CARMEN's evidence grid) from a CARMEN log (.log or .log.gz, FLASER or
+ROBOTLASER1 lines with corrected poses) and writes it for ROS map_server and as a PNG.
+
+  --log FILE          CARMEN log; without it a synthetic log (simulated robot, generated floor plan)
+  --resolution R      cell size in metres                  (default 0.025)
+  --border B          metres of margin around poses and hits (default 1.0)
+  --backend B         cuda | cpu | auto                     (default auto)
+  --out PREFIX        output files PREFIX.pgm, PREFIX.yaml, PREFIX.png (default map)
+  --scans N           scans of the synthetic log           (default 1000)
+  --save-log FILE     also write the (synthetic) scans as a CARMEN log
+  --help              this text
+Exit status: 0 success, 2 bad usage or input, 3 failure while building or writing.
+)";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "gridmap_build: " << message << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+double parse_positive(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (*end != '\0' || !(value > 0) || value > 1e6) usage_error(flag + " expects a positive number, got '" + text + "'");
+  return value;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string log_path, out = "map", save_log;
+  double resolution = 0.025, border = 1.0;
+  int synthetic_scans = 1000;
+  gridmap_cuda::Backend backend = gridmap_cuda::Backend::Auto;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (flag == "--help" || flag == "-h") {
+        std::cout << kUsage;
+        return 0;
+      }
+      static const char* const kValueFlags[] = {"--log", "--resolution", "--border", "--backend",
+                                                "--out", "--scans", "--save-log"};
+      if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags))
+        usage_error("unknown option " + flag);
+      if (i + 1 >= argc) usage_error("missing value after " + flag);
+      const char* value = argv[++i];
+      if (flag == "--log") log_path = value;
+      else if (flag == "--resolution") resolution = parse_positive(flag, value);
+      else if (flag == "--border") border = parse_positive(flag, value);
+      else if (flag == "--backend") backend = linalg_cuda::parse_backend(value);
+      else if (flag == "--out") out = value;
+      else if (flag == "--scans") synthetic_scans = static_cast<int>(parse_positive(flag, value));
+      else save_log = value;
+    }
+  } catch (const linalg_cuda::InvalidArgument& e) {
+    usage_error(e.what());
+  }
+
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<gridmap_cuda::LaserScan> scans;
+    if (log_path.empty()) {
+      gridmap_cuda::SyntheticLogOptions options;
+      options.scans = synthetic_scans;
+      scans = gridmap_cuda::make_synthetic_log(options).scans;
+      std::printf("%-16s synthetic: %d rooms, %zu scans (no --log given)\n", "input", options.rooms_x * options.rooms_y,
+                  scans.size());
+    } else {
+      scans = gridmap_cuda::read_carmen_log(log_path);
+      std::printf("%-16s %s\n", "input", log_path.c_str());
+    }
+    const double read_seconds = seconds_since(t0);
+    if (scans.empty()) throw linalg_cuda::InvalidArgument("the log holds no laser scans (FLASER or ROBOTLASER1 lines)");
+    if (!save_log.empty()) gridmap_cuda::write_carmen_log(save_log, scans);
+
+    t0 = std::chrono::steady_clock::now();
+    const gridmap_cuda::GridSpec spec = gridmap_cuda::fit_grid(scans, resolution, {}, border);
+    const double fit_seconds = seconds_since(t0);
+
+    t0 = std::chrono::steady_clock::now();
+    gridmap_cuda::GridMapper mapper(spec, {}, backend);
+    const double setup_seconds = seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    mapper.insert(scans);
+    const gridmap_cuda::OccupancyGrid map = mapper.map();
+    const double build_seconds = seconds_since(t0);
+
+    t0 = std::chrono::steady_clock::now();
+    gridmap_cuda::save_ros_map(map, out);
+    gridmap_cuda::save_png(map, out + ".png");
+    const double write_seconds = seconds_since(t0);
+
+    const gridmap_cuda::MapperStats& stats = mapper.stats();
+    std::printf("%-16s %llu scans, %llu beams (%llu used, the rest no-return)\n", "scans",
+                static_cast<unsigned long long>(stats.scans), static_cast<unsigned long long>(stats.beams),
+                static_cast<unsigned long long>(stats.used_beams));
+    std::printf("%-16s %d x %d cells at %.4g m (%.1f x %.1f m), origin (%.3f, %.3f)\n", "grid", spec.width,
+                spec.height, spec.resolution, spec.width * spec.resolution, spec.height * spec.resolution,
+                spec.origin_x, spec.origin_y);
+    std::printf("%-16s %llu cell updates, %zu cells known\n", "updates",
+                static_cast<unsigned long long>(stats.cell_updates), map.known_cells());
+    std::printf("%-16s %s\n", "backend", linalg_cuda::to_string(mapper.backend()));
+    std::printf("%-16s %.2f ms map (insert + download), %.2f ms grid set-up, %.2f ms extent, %.1f ms reading, %.1f ms writing\n",
+                "time", build_seconds * 1e3, setup_seconds * 1e3, fit_seconds * 1e3, read_seconds * 1e3, write_seconds * 1e3);
+    std::printf("%-16s %.3g cell updates/s\n", "rate", stats.cell_updates / build_seconds);
+    std::printf("%-16s %s.pgm %s.yaml %s.png\n", "wrote", out.c_str(), out.c_str(), out.c_str());
+    return 0;
+  } catch (const linalg_cuda::ParseError& e) {
+    std::cerr << "gridmap_build: " << e.what() << "\n";
+    return 2;
+  } catch (const linalg_cuda::InvalidArgument& e) {
+    std::cerr << "gridmap_build: " << e.what() << "\n";
+    return 2;
+  } catch (const linalg_cuda::Error& e) {
+    std::cerr << "gridmap_build: " << e.what() << "\n";
+    return 3;
+  }
+}

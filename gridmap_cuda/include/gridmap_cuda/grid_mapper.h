@@ -1,0 +1,70 @@
+#pragma once
+// GridMapper: occupancy grid mapping with known poses (CARMEN's evidence grid) on the GPU or the CPU.
+//
+//   gridmap_cuda::GridSpec spec = gridmap_cuda::fit_grid(scans, 0.025);
+//   gridmap_cuda::GridMapper mapper(spec);            // SensorModel defaults, Backend::Auto
+//   mapper.insert(scans);                             // the whole log: one upload, one launch
+//   gridmap_cuda::save_ros_map(mapper.map(), "map");  // map.pgm + map.yaml for map_server
+//
+// After a loop closure, rebuild(scans, corrected_poses) makes the map anew from the same scans.
+// The map is a sum of per-beam log-odds terms in fixed point, so it does not depend on the order of
+// the scans or beams, and the CUDA and CPU backends give bit-identical maps.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gridmap_cuda/grid_spec.h"
+#include "gridmap_cuda/laser_scan.h"
+#include "gridmap_cuda/occupancy_grid.h"
+#include "gridmap_cuda/sensor_model.h"
+#include "linalg_cuda/backend.h"
+
+namespace gridmap_cuda {
+
+using linalg_cuda::Backend;
+
+struct MapperStats {
+  std::uint64_t scans = 0;
+  std::uint64_t beams = 0;         // all readings inserted
+  std::uint64_t used_beams = 0;    // readings below the usable range (the others are "no return")
+  std::uint64_t cell_updates = 0;  // (beam, cell) updates made
+};
+
+namespace detail {
+class MapperBackend;
+}
+
+class GridMapper {
+ public:
+  // Throws linalg_cuda::InvalidArgument for an invalid spec or model, or a grid that does not fit in
+  // the chosen device's memory (nothing stays allocated); Backend::Cuda without a device throws.
+  explicit GridMapper(const GridSpec& spec, const SensorModel& model = {}, Backend backend = Backend::Auto);
+  ~GridMapper();
+  GridMapper(GridMapper&&) noexcept;
+  GridMapper& operator=(GridMapper&&) noexcept;
+
+  // Streaming: one scan as it arrives.
+  void insert(const LaserScan& scan);
+  // A whole log (or any batch) in one transfer and one launch.
+  void insert(const std::vector<LaserScan>& scans);
+  // Loop closure: clears the map and inserts `scans` with their laser poses replaced by `new_poses`.
+  void rebuild(const std::vector<LaserScan>& scans, const std::vector<Pose2D>& new_poses);
+  // Unknown again everywhere; the statistics restart.
+  void reset();
+
+  OccupancyGrid map() const;
+  const GridSpec& spec() const { return spec_; }
+  const SensorModel& model() const { return model_; }
+  Backend backend() const { return backend_; }
+  const MapperStats& stats() const { return stats_; }
+
+ private:
+  void insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses);
+  GridSpec spec_;
+  SensorModel model_;
+  Backend backend_;
+  MapperStats stats_;
+  std::unique_ptr<detail::MapperBackend> impl_;
+};
+
+}  // namespace gridmap_cuda

@@ -1,0 +1,31 @@
+#pragma once
+// Where the grid lies: cell (i, j) covers [origin_x + i res, origin_x + (i+1) res) x [origin_y + j res, ...).
+// Cells are stored row by row, j = 0 (the smallest y) first.
+#include <cstddef>
+#include <vector>
+
+#include "gridmap_cuda/laser_scan.h"
+#include "gridmap_cuda/sensor_model.h"
+
+namespace gridmap_cuda {
+
+struct GridSpec {
+  double resolution = 0.025;  // m per cell
+  double origin_x = 0.0;      // world position of the lower-left corner of cell (0, 0)
+  double origin_y = 0.0;
+  int width = 0;              // cells along x
+  int height = 0;             // cells along y
+
+  std::size_t cells() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
+  // Throws linalg_cuda::InvalidArgument for a non-positive or non-finite resolution, non-positive sizes,
+  // or more than 2^40 cells. (Whether the grid fits in memory is checked when a mapper allocates it.)
+  void validate() const;
+};
+
+// The grid that holds everything the scans can update: the bounding box of the laser poses and of
+// the beam end points (range + wall thickness, cut at the model's range_max, skipped beams left out),
+// grown by `border` metres and snapped to whole cells.
+GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const SensorModel& model = {},
+                  double border = 1.0);
+
+}  // namespace gridmap_cuda

@@ -1,0 +1,128 @@
+#include "beam_batch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "gridmap_cuda/occupancy_grid.h"
+#include "linalg_cuda/errors.h"
+
+namespace gridmap_cuda::detail {
+namespace {
+
+double logit(double p) { return std::log(p / (1.0 - p)); }
+
+int32_t to_fixed(double log_odds) { return static_cast<int32_t>(std::llround(log_odds * kEvidenceScale)); }
+
+void require_finite(double v, std::size_t scan, const char* what) {
+  if (!std::isfinite(v))
+    throw linalg_cuda::InvalidArgument("scan " + std::to_string(scan) + ": " + what + " is not finite");
+}
+
+}  // namespace
+
+std::vector<EvidenceEntry> build_evidence_table(const SensorModel& model, double resolution, int* table_size) {
+  model.validate();
+  *table_size = static_cast<int>(model.range_max / resolution);
+  const int t = *table_size;
+  if (t <= 0) return {};
+  const std::size_t entries = 2 * static_cast<std::size_t>(t - 1) * (t - 1) + 1;
+  std::vector<EvidenceEntry> table(entries);
+  const double prior = logit(model.p_prior);
+  for (std::size_t k = 0; k < entries; ++k) {
+    // CARMEN's distance table: sqrt(x*x + y*y) * resolution for integer cell offsets.
+    const double d = std::sqrt(static_cast<double>(k)) * resolution;
+    EvidenceEntry& e = table[k];
+    e.distance = d;
+    if (d >= model.range_max) {
+      e.free_increment = e.occupied_increment = kStop;
+      continue;
+    }
+    auto evidence = [&](double p_f) {
+      const double p = d < model.range_sure ? p_f : p_f + (d - model.range_sure) / model.range_max * (model.p_prior - p_f);
+      return to_fixed(logit(p) - prior);
+    };
+    e.free_increment = evidence(model.p_emp);
+    e.occupied_increment = evidence(model.p_occ);
+  }
+  return table;
+}
+
+EvidenceParams make_params(const GridSpec& spec, const SensorModel& model, int table_size,
+                           const EvidenceEntry* entries) {
+  EvidenceParams p;
+  p.resolution = spec.resolution;
+  p.wall_thickness = model.wall_thickness;
+  p.usable_range = model.usable_range;
+  p.table_size = table_size;
+  p.width = spec.width;
+  p.height = spec.height;
+  p.entries = entries;
+  return p;
+}
+
+BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, const GridSpec& spec,
+                        const SensorModel& model) {
+  if (poses && poses->size() != scans.size())
+    throw linalg_cuda::InvalidArgument("rebuild: " + std::to_string(poses->size()) + " poses for " +
+                                       std::to_string(scans.size()) + " scans");
+  BeamBatch batch;
+  batch.scans.reserve(scans.size());
+  std::map<std::tuple<double, double, std::size_t>, int> tables;  // (start, step, beams) -> offset
+  std::int64_t total = 0;
+  for (std::size_t s = 0; s < scans.size(); ++s) {
+    const LaserScan& scan = scans[s];
+    const Pose2D& pose = poses ? (*poses)[s] : scan.laser_pose;
+    require_finite(pose.x, s, "laser x");
+    require_finite(pose.y, s, "laser y");
+    require_finite(pose.theta, s, "laser theta");
+    require_finite(scan.start_angle, s, "start angle");
+    require_finite(scan.angular_resolution, s, "angular resolution");
+    for (std::size_t i = 0; i < scan.ranges.size(); ++i) {
+      const float r = scan.ranges[i];
+      if (!std::isfinite(r) || r < 0.0f)
+        throw linalg_cuda::InvalidArgument("scan " + std::to_string(s) + ", beam " + std::to_string(i) + ": range " +
+                                           std::to_string(r) + " is not a finite non-negative distance");
+      if (static_cast<double>(r) < model.usable_range) ++batch.used_beams;
+    }
+    const auto key = std::make_tuple(scan.start_angle, scan.angular_resolution, scan.ranges.size());
+    auto [it, inserted] = tables.emplace(key, static_cast<int>(batch.beam_cos.size()));
+    if (inserted) {
+      for (std::size_t i = 0; i < scan.ranges.size(); ++i) {
+        const double angle = scan.start_angle + static_cast<double>(i) * scan.angular_resolution;
+        batch.beam_cos.push_back(std::cos(angle));
+        batch.beam_sin.push_back(std::sin(angle));
+      }
+    }
+    ScanGeometry g;
+    g.laser_x = (pose.x - spec.origin_x) / spec.resolution;
+    g.laser_y = (pose.y - spec.origin_y) / spec.resolution;
+    if (!(std::fabs(g.laser_x) < 1e8 && std::fabs(g.laser_y) < 1e8))
+      throw linalg_cuda::InvalidArgument("scan " + std::to_string(s) + ": laser pose is absurdly far from the grid");
+    g.cos_theta = std::cos(pose.theta);
+    g.sin_theta = std::sin(pose.theta);
+    g.laser_cell_x = static_cast<int>(std::floor(g.laser_x));
+    g.laser_cell_y = static_cast<int>(std::floor(g.laser_y));
+    g.first_beam = static_cast<int>(total);
+    g.beams = static_cast<int>(scan.ranges.size());
+    g.direction_table = it->second;
+    batch.scans.push_back(g);
+    total += static_cast<std::int64_t>(scan.ranges.size());
+    if (total > std::numeric_limits<int>::max())
+      throw linalg_cuda::InvalidArgument("more than 2^31 beams in one insert; insert the scans in parts");
+  }
+  batch.total_beams = static_cast<int>(total);
+  return batch;
+}
+
+void flatten_ranges(const std::vector<LaserScan>& scans, float* out) {
+  for (const LaserScan& scan : scans) {
+    std::copy(scan.ranges.begin(), scan.ranges.end(), out);
+    out += scan.ranges.size();
+  }
+}
+
+}  // namespace gridmap_cuda::detail

@@ -1,0 +1,39 @@
+#pragma once
+// Host-side preparation shared by both backends: per-scan geometry, the beam-angle tables and the
+// sensor-model table, computed once on the CPU so that the CPU and GPU update loops read the very
+// same numbers (see evidence_model.h).
+#include <cstdint>
+#include <vector>
+
+#include "evidence_model.h"
+#include "gridmap_cuda/grid_spec.h"
+#include "gridmap_cuda/laser_scan.h"
+#include "gridmap_cuda/sensor_model.h"
+
+namespace gridmap_cuda::detail {
+
+struct BeamBatch {
+  std::vector<ScanGeometry> scans;
+  std::vector<double> beam_cos, beam_sin;  // direction tables, one per distinct scan geometry
+  int total_beams = 0;
+  std::uint64_t used_beams = 0;  // beams below the usable range
+};
+
+// Geometry of `scans` on `spec`, with the laser poses replaced by `poses` when given (rebuild after a
+// loop closure). Validates the input: throws linalg_cuda::InvalidArgument naming the scan (and beam)
+// for a non-finite pose or geometry, or a NaN, infinite or negative range; and when poses has a
+// different length than scans.
+BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, const GridSpec& spec,
+                        const SensorModel& model);
+
+// Copies every scan's ranges, in order, to out (total_beams floats).
+void flatten_ranges(const std::vector<LaserScan>& scans, float* out);
+
+// The sensor model tabulated per squared cell distance (EvidenceEntry), and the table size
+// (int)(range_max / resolution) that bounds |dx| and |dy|.
+std::vector<EvidenceEntry> build_evidence_table(const SensorModel& model, double resolution, int* table_size);
+
+EvidenceParams make_params(const GridSpec& spec, const SensorModel& model, int table_size,
+                           const EvidenceEntry* entries);
+
+}  // namespace gridmap_cuda::detail

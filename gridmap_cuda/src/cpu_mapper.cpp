@@ -1,0 +1,88 @@
+// The CPU reference of the evidence-grid update: CARMEN's per-beam loop over the shared per-cell
+// rules (evidence_model.h), one beam after the other.
+#include <algorithm>
+#include <cstdint>
+#include <new>
+#include <string>
+
+#include <unistd.h>
+
+#include "linalg_cuda/errors.h"
+#include "mapper_backend.h"
+
+namespace gridmap_cuda::detail {
+namespace {
+
+class CpuMapper final : public MapperBackend {
+ public:
+  CpuMapper(const GridSpec& spec, const SensorModel& model) : spec_(spec), model_(model) {
+    table_ = build_evidence_table(model, spec.resolution, &table_size_);
+    const std::size_t bytes = spec.cells() * (sizeof(std::int64_t) + sizeof(std::uint8_t));
+    const std::size_t physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+    if (bytes > physical)
+      throw linalg_cuda::InvalidArgument("grid of " + std::to_string(spec.width) + " x " + std::to_string(spec.height) +
+                                         " cells needs " + std::to_string(bytes >> 20) + " MiB; the machine has " +
+                                         std::to_string(physical >> 20) + " MiB");
+    try {
+      evidence_.assign(spec.cells(), 0);
+      known_.assign(spec.cells(), 0);
+    } catch (const std::bad_alloc&) {
+      throw linalg_cuda::InvalidArgument("grid of " + std::to_string(spec.width) + " x " +
+                                         std::to_string(spec.height) + " cells does not fit in host memory (" +
+                                         std::to_string(bytes >> 20) + " MiB needed)");
+    }
+  }
+
+  void reset() override {
+    std::fill(evidence_.begin(), evidence_.end(), 0);
+    std::fill(known_.begin(), known_.end(), 0);
+  }
+
+  std::uint64_t insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) override {
+    const BeamBatch batch = prepare_beams(scans, poses, spec_, model_);
+    const EvidenceParams params = make_params(spec_, model_, table_size_, table_.data());
+    std::uint64_t updates = 0;
+    for (std::size_t s = 0; s < scans.size(); ++s) {
+      const ScanGeometry& scan = batch.scans[s];
+      for (int i = 0; i < scan.beams; ++i) {
+        const float range = scans[s].ranges[i];
+        if (!beam_is_used(range, params)) continue;
+        const BresenhamLine line = beam_line(scan, batch.beam_cos[scan.direction_table + i],
+                                             batch.beam_sin[scan.direction_table + i], range, params);
+        const int steps = steps_to_visit(line, params);
+        for (int j = 0; j < steps; ++j) {
+          int64_t cell = 0;
+          int32_t increment = 0;
+          const CellOutcome outcome = cell_update(line, j, scan, range, params, &cell, &increment);
+          if (outcome == CellOutcome::RayEnded) break;
+          if (outcome == CellOutcome::OutsideGrid) continue;
+          evidence_[cell] += increment;
+          known_[cell] = 1;
+          ++updates;
+        }
+      }
+    }
+    return updates;
+  }
+
+  void read(OccupancyGrid* grid) const override {
+    grid->evidence = evidence_;
+    grid->known = known_;
+  }
+
+ private:
+  GridSpec spec_;
+  SensorModel model_;
+  int table_size_ = 0;
+  std::vector<EvidenceEntry> table_;
+  std::vector<std::int64_t> evidence_;
+  std::vector<std::uint8_t> known_;
+};
+
+}  // namespace
+
+std::unique_ptr<MapperBackend> make_cpu_mapper(const GridSpec& spec, const SensorModel& model) {
+  return std::make_unique<CpuMapper>(spec, model);
+}
+
+}  // namespace gridmap_cuda::detail

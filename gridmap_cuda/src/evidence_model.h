@@ -1,0 +1,84 @@
+#pragma once
+// The per-beam and per-cell rules of CARMEN's evidence grid (vasco egrid.c), written once for the CPU
+// reference and the GPU kernel. Everything that could round differently on the two processors is
+// taken out of their hands, so that both give bit-identical maps:
+//  - trigonometry: the host computes cos/sin of each scan's heading and of each beam angle once; a
+//    beam's direction is then the angle-addition product, evaluated with plain IEEE multiplies and
+//    adds (no fused multiply-add: the module is compiled with -fmad=false / -ffp-contract=off);
+//  - the sensor model: the host tabulates, per squared cell distance k = dx^2 + dy^2, the distance
+//    d = sqrt(k) * resolution and the fixed-point log-odds increments of a free and an occupied cell;
+//  - the map update: an integer (fixed-point) addition, exact and independent of order.
+#include <cstdint>
+
+#include "bresenham_line.h"
+#include "linalg_cuda/host_device.h"
+
+namespace gridmap_cuda::detail {
+
+// Per squared distance k: the distance in metres and the two increments (kStop: the ray ends here).
+struct EvidenceEntry {
+  double distance;
+  int32_t free_increment;
+  int32_t occupied_increment;
+};
+constexpr int32_t kStop = INT32_MIN;
+
+// One scan, as the beams need it.
+struct ScanGeometry {
+  double laser_x, laser_y;  // laser position in cell units (continuous): (x - origin_x) / resolution
+  double cos_theta, sin_theta;
+  int laser_cell_x, laser_cell_y;  // floor of the above
+  int first_beam;                  // index of the scan's first reading in the flat range array
+  int beams;
+  int direction_table;             // offset of the scan's beam-angle cos/sin table
+};
+
+struct EvidenceParams {
+  double resolution;
+  double wall_thickness;
+  double usable_range;      // beams at or beyond it are skipped
+  int table_size;           // (int)(range_max / resolution): the ray ends when |dx| or |dy| reaches it
+  int width, height;
+  const EvidenceEntry* entries;  // indexed by dx^2 + dy^2, for |dx|, |dy| < table_size
+};
+
+LINALG_HD bool beam_is_used(float range, const EvidenceParams& p) { return static_cast<double>(range) < p.usable_range; }
+
+// The Bresenham line of beam `beam` of a scan: from the laser cell to the cell at range + wall
+// thickness, truncated toward zero like CARMEN's (int) cast.
+LINALG_HD BresenhamLine beam_line(const ScanGeometry& scan, double beam_cos, double beam_sin, float range,
+                                  const EvidenceParams& p) {
+  const double c = scan.cos_theta * beam_cos - scan.sin_theta * beam_sin;  // cos(theta + angle)
+  const double s = scan.sin_theta * beam_cos + scan.cos_theta * beam_sin;  // sin(theta + angle)
+  const double reach = static_cast<double>(range) + p.wall_thickness;
+  const int x2 = static_cast<int>(scan.laser_x + reach * c / p.resolution);
+  const int y2 = static_cast<int>(scan.laser_y + reach * s / p.resolution);
+  return BresenhamLine(scan.laser_cell_x, scan.laser_cell_y, x2, y2);
+}
+
+// Steps of the line worth visiting: the ray has ended once the major axis is table_size cells away.
+LINALG_HD int steps_to_visit(const BresenhamLine& line, const EvidenceParams& p) {
+  return line.steps() < p.table_size ? line.steps() : p.table_size;
+}
+
+enum class CellOutcome { Update, OutsideGrid, RayEnded };
+
+// What cell j of a beam's line does. CARMEN skips cells outside the grid and stops the ray at the
+// first cell inside it that is range_max or more away; the distance grows strictly along the line,
+// so "update iff inside the grid and not yet range_max away" is the same rule, for every j at once.
+LINALG_HD CellOutcome cell_update(const BresenhamLine& line, int j, const ScanGeometry& scan, float range,
+                                  const EvidenceParams& p, int64_t* cell_index, int32_t* increment) {
+  int x, y;
+  line.cell(j, &x, &y);
+  const int dx = x > scan.laser_cell_x ? x - scan.laser_cell_x : scan.laser_cell_x - x;
+  const int dy = y > scan.laser_cell_y ? y - scan.laser_cell_y : scan.laser_cell_y - y;
+  if (dx >= p.table_size || dy >= p.table_size) return CellOutcome::RayEnded;
+  const EvidenceEntry& e = p.entries[dx * dx + dy * dy];
+  if (e.free_increment == kStop) return CellOutcome::RayEnded;
+  if (x < 0 || x >= p.width || y < 0 || y >= p.height) return CellOutcome::OutsideGrid;
+  *cell_index = static_cast<int64_t>(y) * p.width + x;
+  *increment = e.distance < static_cast<double>(range) ? e.free_increment : e.occupied_increment;
+  return CellOutcome::Update;
+}
+
+}  // namespace gridmap_cuda::detail

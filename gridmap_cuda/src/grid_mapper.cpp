@@ -1,0 +1,61 @@
+#include "gridmap_cuda/grid_mapper.h"
+
+#include <cmath>
+#include <string>
+
+#include "linalg_cuda/errors.h"
+
+#include "mapper_backend.h"
+
+namespace gridmap_cuda {
+
+GridMapper::GridMapper(const GridSpec& spec, const SensorModel& model, Backend backend)
+    : spec_(spec), model_(model), backend_(linalg_cuda::resolve_backend(backend)) {
+  spec_.validate();
+  model_.validate();
+  impl_ = backend_ == Backend::Cuda ? detail::make_cuda_mapper(spec_, model_) : detail::make_cpu_mapper(spec_, model_);
+}
+
+GridMapper::~GridMapper() = default;
+GridMapper::GridMapper(GridMapper&&) noexcept = default;
+GridMapper& GridMapper::operator=(GridMapper&&) noexcept = default;
+
+void GridMapper::insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) {
+  const std::uint64_t updates = impl_->insert(scans, poses);
+  stats_.scans += scans.size();
+  for (const LaserScan& scan : scans) {
+    stats_.beams += scan.ranges.size();
+    for (const float r : scan.ranges) stats_.used_beams += static_cast<double>(r) < model_.usable_range;
+  }
+  stats_.cell_updates += updates;
+}
+
+void GridMapper::insert(const LaserScan& scan) {
+  // A one-element batch; the vector copy is one scan's ranges, small next to the transfer.
+  insert_batch(std::vector<LaserScan>{scan}, nullptr);
+}
+
+void GridMapper::insert(const std::vector<LaserScan>& scans) { insert_batch(scans, nullptr); }
+
+void GridMapper::rebuild(const std::vector<LaserScan>& scans, const std::vector<Pose2D>& new_poses) {
+  if (new_poses.size() != scans.size())  // checked before the map is cleared
+    throw linalg_cuda::InvalidArgument("rebuild: " + std::to_string(new_poses.size()) + " poses for " +
+                                       std::to_string(scans.size()) + " scans");
+  reset();
+  insert_batch(scans, &new_poses);
+}
+
+void GridMapper::reset() {
+  impl_->reset();
+  stats_ = {};
+}
+
+OccupancyGrid GridMapper::map() const {
+  OccupancyGrid grid;
+  grid.spec = spec_;
+  grid.prior_log_odds = std::log(model_.p_prior / (1.0 - model_.p_prior));
+  impl_->read(&grid);
+  return grid;
+}
+
+}  // namespace gridmap_cuda

@@ -1,0 +1,78 @@
+#include "gridmap_cuda/grid_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "linalg_cuda/errors.h"
+
+namespace gridmap_cuda {
+
+void GridSpec::validate() const {
+  if (!std::isfinite(resolution) || !(resolution > 0.0))
+    throw linalg_cuda::InvalidArgument("GridSpec: resolution " + std::to_string(resolution) + " must be positive");
+  if (!std::isfinite(origin_x) || !std::isfinite(origin_y))
+    throw linalg_cuda::InvalidArgument("GridSpec: the origin must be finite");
+  if (width <= 0 || height <= 0)
+    throw linalg_cuda::InvalidArgument("GridSpec: " + std::to_string(width) + " x " + std::to_string(height) +
+                                       " cells; both sizes must be positive");
+  if (cells() > (std::size_t(1) << 40))
+    throw linalg_cuda::InvalidArgument("GridSpec: " + std::to_string(width) + " x " + std::to_string(height) +
+                                       " cells exceed the 2^40-cell limit; use a coarser resolution or a smaller area");
+}
+
+GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const SensorModel& model, double border) {
+  model.validate();
+  if (scans.empty()) throw linalg_cuda::InvalidArgument("fit_grid: no scans to fit a grid around");
+  if (!std::isfinite(border) || border < 0.0)
+    throw linalg_cuda::InvalidArgument("fit_grid: border " + std::to_string(border) + " must be >= 0");
+  double min_x = std::numeric_limits<double>::infinity(), min_y = min_x;
+  double max_x = -min_x, max_y = -min_x;
+  auto include = [&](double x, double y) {
+    min_x = std::min(min_x, x);
+    max_x = std::max(max_x, x);
+    min_y = std::min(min_y, y);
+    max_y = std::max(max_y, y);
+  };
+  // Beam directions by angle addition from per-geometry tables: one sin/cos per scan, not per beam.
+  std::map<std::tuple<double, double, std::size_t>, std::vector<double>> tables;
+  for (const LaserScan& scan : scans) {
+    const Pose2D& pose = scan.laser_pose;
+    if (!std::isfinite(pose.x) || !std::isfinite(pose.y) || !std::isfinite(pose.theta))
+      throw linalg_cuda::InvalidArgument("fit_grid: a laser pose is not finite");
+    include(pose.x, pose.y);
+    auto& table = tables[std::make_tuple(scan.start_angle, scan.angular_resolution, scan.ranges.size())];
+    if (table.empty())
+      for (std::size_t i = 0; i < scan.ranges.size(); ++i) {
+        const double angle = scan.start_angle + static_cast<double>(i) * scan.angular_resolution;
+        table.push_back(std::cos(angle));
+        table.push_back(std::sin(angle));
+      }
+    const double c = std::cos(pose.theta), s = std::sin(pose.theta);
+    for (std::size_t i = 0; i < scan.ranges.size(); ++i) {
+      const double r = scan.ranges[i];
+      if (!(r >= 0.0) || !(r < model.usable_range)) continue;  // skipped beams (and bad ones) add nothing
+      const double reach = std::min(r + model.wall_thickness, model.range_max);
+      const double bc = table[2 * i], bs = table[2 * i + 1];
+      include(pose.x + reach * (c * bc - s * bs), pose.y + reach * (s * bc + c * bs));
+    }
+  }
+  GridSpec spec;
+  spec.resolution = resolution;
+  spec.origin_x = std::floor((min_x - border) / resolution) * resolution;
+  spec.origin_y = std::floor((min_y - border) / resolution) * resolution;
+  const double width = std::ceil((max_x + border - spec.origin_x) / resolution);
+  const double height = std::ceil((max_y + border - spec.origin_y) / resolution);
+  if (!(width < 1e9 && height < 1e9))
+    throw linalg_cuda::InvalidArgument("fit_grid: the scans span " + std::to_string(max_x - min_x) + " x " +
+                                       std::to_string(max_y - min_y) + " m, too large for a grid");
+  spec.width = std::max(1, static_cast<int>(width));
+  spec.height = std::max(1, static_cast<int>(height));
+  spec.validate();
+  return spec;
+}
+
+}  // namespace gridmap_cuda

@@ -1,0 +1,263 @@
+// Map output: ROS map_server files (PGM + YAML) and a PNG for people.
+//
+// Both images are written top-down (image row r shows grid row height - 1 - r), one row at a time, so
+// memory stays at one row whatever the size of the map.
+#include "gridmap_cuda/map_io.h"
+
+#include <png.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csetjmp>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "linalg_cuda/errors.h"
+
+namespace gridmap_cuda {
+namespace {
+
+constexpr std::uint8_t kRosOccupied = 0;
+constexpr std::uint8_t kRosFree = 254;
+constexpr std::uint8_t kRosUnknown = 205;
+constexpr std::uint8_t kUnknownRgb[3] = {200, 215, 230};
+
+// The shortest "%.Ng" text that reads back as the same double (at most 17 digits), with ".0" added to
+// whole numbers so that YAML readers see a float.
+std::string format_double(double v) {
+  char buf[64];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string text = buf;
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // n: inf / nan (rejected earlier)
+  return text;
+}
+
+std::string errno_text(int err) { return err != 0 ? std::string(": ") + std::strerror(err) : std::string(); }
+
+void check_grid(const OccupancyGrid& grid, const char* function) {
+  const GridSpec& spec = grid.spec;
+  const std::string where = std::string(function) + ": ";
+  if (spec.width <= 0 || spec.height <= 0) {
+    throw linalg_cuda::InvalidArgument(where + "the grid is empty (" + std::to_string(spec.width) + " x " +
+                                       std::to_string(spec.height) + " cells)");
+  }
+  if (!std::isfinite(spec.resolution) || spec.resolution <= 0.0 || !std::isfinite(spec.origin_x) ||
+      !std::isfinite(spec.origin_y)) {
+    throw linalg_cuda::InvalidArgument(where + "the grid's resolution must be positive and its origin finite");
+  }
+  if (grid.evidence.size() != spec.cells() || grid.known.size() != spec.cells()) {
+    throw linalg_cuda::InvalidArgument(where + "the grid holds " + std::to_string(grid.evidence.size()) +
+                                       " evidence values and " + std::to_string(grid.known.size()) +
+                                       " known flags for " + std::to_string(spec.cells()) + " cells");
+  }
+}
+
+// A FILE* that closes itself; close() reports whether everything reached the file.
+class OutputFile {
+ public:
+  OutputFile(const std::string& path, const char* function) : path_(path), function_(function) {
+    errno = 0;
+    file_ = std::fopen(path.c_str(), "wb");
+    if (file_ == nullptr) fail("cannot open", errno);
+  }
+  ~OutputFile() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::FILE* get() const { return file_; }
+
+  void write(const void* data, std::size_t bytes) {
+    errno = 0;
+    if (bytes != 0 && std::fwrite(data, 1, bytes, file_) != bytes) fail("cannot write", errno);
+  }
+  void write(const std::string& text) { write(text.data(), text.size()); }
+
+  void close() {
+    errno = 0;
+    const bool had_error = std::ferror(file_) != 0;
+    const int rc = std::fclose(file_);
+    const int err = errno;
+    file_ = nullptr;
+    if (had_error || rc != 0) fail("cannot write", err);
+  }
+
+  [[noreturn]] void fail(const std::string& what, int err) const {
+    throw linalg_cuda::Error(std::string(function_) + ": " + what + " '" + path_ + "'" + errno_text(err));
+  }
+
+ private:
+  std::string path_;
+  const char* function_;
+  std::FILE* file_ = nullptr;
+};
+
+// One image row (grid row y) in ROS trinary values.
+void ros_row(const OccupancyGrid& grid, int y, const RosMapOptions& options, std::uint8_t* out) {
+  for (int x = 0; x < grid.spec.width; ++x) {
+    const std::size_t cell = grid.index(x, y);
+    std::uint8_t value = kRosUnknown;
+    if (grid.known[cell] != 0) {
+      const double p = grid.probability(cell);
+      if (p > options.occupied_thresh) {
+        value = kRosOccupied;
+      } else if (p < options.free_thresh) {
+        value = kRosFree;
+      }
+    }
+    out[x] = value;
+  }
+}
+
+// One image row (grid row y) in RGB.
+void rgb_row(const OccupancyGrid& grid, int y, std::uint8_t* out) {
+  for (int x = 0; x < grid.spec.width; ++x) {
+    const std::size_t cell = grid.index(x, y);
+    std::uint8_t* px = out + 3 * static_cast<std::size_t>(x);
+    if (grid.known[cell] != 0) {
+      const double p = std::clamp(grid.probability(cell), 0.0, 1.0);
+      const auto grey = static_cast<std::uint8_t>(std::lround(255.0 * (1.0 - p)));
+      px[0] = px[1] = px[2] = grey;
+    } else {
+      px[0] = kUnknownRgb[0];
+      px[1] = kUnknownRgb[1];
+      px[2] = kUnknownRgb[2];
+    }
+  }
+}
+
+// A YAML scalar for a file name: plain when that is safe, else double-quoted.
+std::string yaml_string(const std::string& s) {
+  bool plain = !s.empty();
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.' || c == '+';
+    plain = plain && ok;
+  }
+  if (plain && s[0] != '-' && s[0] != '.') return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// ---- libpng ----------------------------------------------------------------------------------------
+// libpng reports errors by longjmp. Everything between setjmp and the libpng calls that may jump lives
+// in write_png_rows, which holds only trivially destructible locals; the C++ exception is thrown by the
+// caller after the jump has landed, never through libpng's C frames.
+
+struct PngErrorContext {
+  char message[512];
+};
+
+void on_png_error(png_structp png, png_const_charp message) {
+  auto* context = static_cast<PngErrorContext*>(png_get_error_ptr(png));
+  if (context != nullptr) {
+    std::snprintf(context->message, sizeof context->message, "%s", message != nullptr ? message : "libpng error");
+  }
+  png_longjmp(png, 1);
+}
+
+void on_png_warning(png_structp, png_const_charp) {}
+
+using RowFunction = void (*)(const OccupancyGrid&, int, std::uint8_t*);
+
+// Writes the whole PNG to `file`; returns false (message in `context`) if libpng failed.
+bool write_png_rows(std::FILE* file, const OccupancyGrid& grid, RowFunction fill_row, std::uint8_t* row,
+                    PngErrorContext* context) {
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, context, on_png_error, on_png_warning);
+  if (png == nullptr) {
+    std::snprintf(context->message, sizeof context->message, "png_create_write_struct failed");
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (info == nullptr) {
+    png_destroy_write_struct(&png, nullptr);
+    std::snprintf(context->message, sizeof context->message, "png_create_info_struct failed");
+    return false;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    return false;
+  }
+  const auto width = static_cast<png_uint_32>(grid.spec.width);
+  const auto height = static_cast<png_uint_32>(grid.spec.height);
+  png_init_io(png, file);
+  png_set_user_limits(png, 0x7fffffffU, 0x7fffffffU);
+  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  for (png_uint_32 r = 0; r < height; ++r) {
+    fill_row(grid, static_cast<int>(height - 1 - r), row);
+    png_write_row(png, row);
+  }
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+
+}  // namespace
+
+void save_ros_map(const OccupancyGrid& grid, const std::string& prefix, const RosMapOptions& options) {
+  check_grid(grid, "save_ros_map");
+  if (!std::isfinite(options.occupied_thresh) || !std::isfinite(options.free_thresh) ||
+      options.free_thresh < 0.0 || options.occupied_thresh > 1.0 || options.free_thresh > options.occupied_thresh) {
+    throw linalg_cuda::InvalidArgument("save_ros_map: thresholds must satisfy 0 <= free_thresh (" +
+                                       format_double(options.free_thresh) + ") <= occupied_thresh (" +
+                                       format_double(options.occupied_thresh) + ") <= 1");
+  }
+  if (prefix.empty()) throw linalg_cuda::InvalidArgument("save_ros_map: empty prefix");
+
+  const GridSpec& spec = grid.spec;
+  const std::string pgm_path = prefix + ".pgm";
+  const std::string yaml_path = prefix + ".yaml";
+  const std::string image_name = std::filesystem::path(prefix).filename().string() + ".pgm";
+
+  {
+    OutputFile pgm(pgm_path, "save_ros_map");
+    pgm.write("P5\n# CREATOR: cuda_solvers gridmap_cuda " + format_double(spec.resolution) + " m/pix\n" +
+              std::to_string(spec.width) + " " + std::to_string(spec.height) + "\n255\n");
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(spec.width));
+    for (int r = 0; r < spec.height; ++r) {
+      ros_row(grid, spec.height - 1 - r, options, row.data());
+      pgm.write(row.data(), row.size());
+    }
+    pgm.close();
+  }
+
+  OutputFile yaml(yaml_path, "save_ros_map");
+  yaml.write("image: " + yaml_string(image_name) + "\n" +
+             "resolution: " + format_double(spec.resolution) + "\n" +
+             "origin: [" + format_double(spec.origin_x) + ", " + format_double(spec.origin_y) + ", 0.0]\n" +
+             "negate: 0\n" +
+             "occupied_thresh: " + format_double(options.occupied_thresh) + "\n" +
+             "free_thresh: " + format_double(options.free_thresh) + "\n" +
+             "mode: trinary\n");
+  yaml.close();
+}
+
+void save_png(const OccupancyGrid& grid, const std::string& path) {
+  check_grid(grid, "save_png");
+  if (path.empty()) throw linalg_cuda::InvalidArgument("save_png: empty path");
+  OutputFile file(path, "save_png");
+  std::vector<std::uint8_t> row(3 * static_cast<std::size_t>(grid.spec.width));
+  PngErrorContext context{};
+  if (!write_png_rows(file.get(), grid, rgb_row, row.data(), &context)) {
+    file.fail(std::string("libpng error (") + context.message + ") writing", 0);
+  }
+  file.close();
+}
+
+}  // namespace gridmap_cuda

@@ -1,0 +1,59 @@
+#include "linalg_cuda/device_buffer.h"
+
+#include <utility>
+
+#include "linalg_cuda/cuda_check.h"
+
+namespace linalg_cuda {
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_) cudaFree(data_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), capacity_(std::exchange(other.capacity_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_) cudaFree(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::reserve(std::size_t bytes) {
+  if (bytes <= capacity_) return;
+  if (data_) cudaFree(data_);
+  data_ = nullptr;
+  capacity_ = 0;
+  LINALG_CUDA_CHECK(cudaMalloc(&data_, bytes));
+  capacity_ = bytes;
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (data_) cudaFreeHost(data_);
+}
+
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), capacity_(std::exchange(other.capacity_, 0)) {}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_) cudaFreeHost(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+void PinnedBuffer::reserve(std::size_t bytes) {
+  if (bytes <= capacity_) return;
+  if (data_) cudaFreeHost(data_);
+  data_ = nullptr;
+  capacity_ = 0;
+  LINALG_CUDA_CHECK(cudaMallocHost(&data_, bytes));
+  capacity_ = bytes;
+}
+
+}  // namespace linalg_cuda

@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 data=${CUDA_SOLVERS_DATA:-../shared/data}
-../shared/device/pack "$build" .device "$data/matrices"
+../shared/device/pack "$build" .device "$data/matrices" "$data/carmen"
 cp scripts/gpu_run.sh .device/gpu_run.sh
 du -sh .device

@@ -64,8 +64,14 @@ EvidenceParams make_params(const GridSpec& spec, const SensorModel& model, int t
   return p;
 }
 
+std::size_t count_beams(const std::vector<LaserScan>& scans) {
+  std::size_t total = 0;
+  for (const LaserScan& scan : scans) total += scan.ranges.size();
+  return total;
+}
+
 BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, const GridSpec& spec,
-                        const SensorModel& model) {
+                        const SensorModel& model, float* ranges_out) {
   if (poses && poses->size() != scans.size())
     throw linalg_cuda::InvalidArgument("rebuild: " + std::to_string(poses->size()) + " poses for " +
                                        std::to_string(scans.size()) + " scans");
@@ -81,13 +87,6 @@ BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<P
     require_finite(pose.theta, s, "laser theta");
     require_finite(scan.start_angle, s, "start angle");
     require_finite(scan.angular_resolution, s, "angular resolution");
-    for (std::size_t i = 0; i < scan.ranges.size(); ++i) {
-      const float r = scan.ranges[i];
-      if (!std::isfinite(r) || r < 0.0f)
-        throw linalg_cuda::InvalidArgument("scan " + std::to_string(s) + ", beam " + std::to_string(i) + ": range " +
-                                           std::to_string(r) + " is not a finite non-negative distance");
-      if (static_cast<double>(r) < model.usable_range) ++batch.used_beams;
-    }
     const auto key = std::make_tuple(scan.start_angle, scan.angular_resolution, scan.ranges.size());
     auto [it, inserted] = tables.emplace(key, static_cast<int>(batch.beam_cos.size()));
     if (inserted) {
@@ -115,14 +114,38 @@ BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<P
       throw linalg_cuda::InvalidArgument("more than 2^31 beams in one insert; insert the scans in parts");
   }
   batch.total_beams = static_cast<int>(total);
-  return batch;
-}
 
-void flatten_ranges(const std::vector<LaserScan>& scans, float* out) {
-  for (const LaserScan& scan : scans) {
-    std::copy(scan.ranges.begin(), scan.ranges.end(), out);
-    out += scan.ranges.size();
+  // The readings: one branch-free pass per scan (it vectorises) that counts the usable beams, copies
+  // them when asked, and notes whether any is bad. The copy for the GPU is spread over the cores;
+  // the CPU reference stays on one thread. The error names the first bad reading of the first bad scan.
+  const long count = static_cast<long>(scans.size());
+  long first_bad_scan = count;
+  std::uint64_t used_total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : used_total) reduction(min : first_bad_scan) if (ranges_out != nullptr && batch.total_beams > (1 << 16))
+  for (long s = 0; s < count; ++s) {
+    const float* ranges = scans[s].ranges.data();
+    const std::size_t n = scans[s].ranges.size();
+    std::uint64_t used = 0;
+    bool bad = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const float r = ranges[i];
+      bad |= !(r >= 0.0f && r <= std::numeric_limits<float>::max());
+      used += static_cast<double>(r) < model.usable_range;  // as beam_is_used decides
+    }
+    if (ranges_out) std::copy_n(ranges, n, ranges_out + batch.scans[s].first_beam);
+    used_total += used;
+    if (bad) first_bad_scan = std::min(first_bad_scan, s);
   }
+  if (first_bad_scan < count) {
+    const std::vector<float>& ranges = scans[first_bad_scan].ranges;
+    for (std::size_t i = 0; i < ranges.size(); ++i)
+      if (!(ranges[i] >= 0.0f && ranges[i] <= std::numeric_limits<float>::max()))
+        throw linalg_cuda::InvalidArgument("scan " + std::to_string(first_bad_scan) + ", beam " + std::to_string(i) +
+                                           ": range " + std::to_string(ranges[i]) +
+                                           " is not a finite non-negative distance");
+  }
+  batch.used_beams = used_total;
+  return batch;
 }
 
 }  // namespace gridmap_cuda::detail

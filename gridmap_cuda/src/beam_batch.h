@@ -22,12 +22,13 @@ struct BeamBatch {
 // Geometry of `scans` on `spec`, with the laser poses replaced by `poses` when given (rebuild after a
 // loop closure). Validates the input: throws linalg_cuda::InvalidArgument naming the scan (and beam)
 // for a non-finite pose or geometry, or a NaN, infinite or negative range; and when poses has a
-// different length than scans.
+// different length than scans. When ranges_out is given, every scan's ranges are copied there in
+// order (total_beams floats) in the same pass that checks them.
 BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, const GridSpec& spec,
-                        const SensorModel& model);
+                        const SensorModel& model, float* ranges_out = nullptr);
 
-// Copies every scan's ranges, in order, to out (total_beams floats).
-void flatten_ranges(const std::vector<LaserScan>& scans, float* out);
+// Readings in all scans: the size ranges_out must have.
+std::size_t count_beams(const std::vector<LaserScan>& scans);
 
 // The sensor model tabulated per squared cell distance (EvidenceEntry), and the table size
 // (int)(range_max / resolution) that bounds |dx| and |dy|.

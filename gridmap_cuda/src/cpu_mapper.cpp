@@ -38,7 +38,7 @@ class CpuMapper final : public MapperBackend {
     std::fill(known_.begin(), known_.end(), 0);
   }
 
-  std::uint64_t insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) override {
+  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) override {
     const BeamBatch batch = prepare_beams(scans, poses, spec_, model_);
     const EvidenceParams params = make_params(spec_, model_, table_size_, table_.data());
     std::uint64_t updates = 0;
@@ -51,18 +51,17 @@ class CpuMapper final : public MapperBackend {
                                              batch.beam_sin[scan.direction_table + i], range, params);
         const int steps = steps_to_visit(line, params);
         for (int j = 0; j < steps; ++j) {
-          int64_t cell = 0;
-          int32_t increment = 0;
-          const CellOutcome outcome = cell_update(line, j, scan, range, params, &cell, &increment);
+          CellUpdate update;
+          const CellOutcome outcome = cell_update(line, j, scan, range, params, &update);
           if (outcome == CellOutcome::RayEnded) break;
           if (outcome == CellOutcome::OutsideGrid) continue;
-          evidence_[cell] += increment;
-          known_[cell] = 1;
+          evidence_[update.index] += update.increment;
+          known_[update.index] = 1;
           ++updates;
         }
       }
     }
-    return updates;
+    return {updates, batch.used_beams};
   }
 
   void read(OccupancyGrid* grid) const override {

@@ -1,8 +1,15 @@
-// The CUDA evidence-grid update: one warp per beam, one lane per cell of the beam's line (the seed
-// paper's "block per beam, thread per cell", with warps so that short beams waste nothing). All scans
-// of an insert go up in one transfer and one launch. Updates are 64-bit integer additions of the
-// fixed-point increments (atomicAdd without a result compiles to a fire-and-forget reduction), so the
-// map is exact and independent of the order in which warps run; the CPU reference gives the same bits.
+// The CUDA evidence-grid update. One warp per beam, one lane per cell of the beam's line (the seed
+// paper's "block per beam, thread per cell", with warps so that short beams waste nothing); all scans
+// of an insert go up in one transfer and one launch. Updates are integer additions of the fixed-point
+// increments, so the map is exact and independent of the order in which warps run, and the CPU
+// reference gives the same bits.
+//
+// Near the laser every beam of a scan crosses the same few cells (at 0.025 m and 0.5 deg, beams are
+// less than a cell apart for the first 2.9 m), so a naive update hammers those cells' global
+// counters. For batches of scans one block takes one scan and first adds the updates that fall in a
+// window of kWindow x kWindow cells around the laser in shared memory (32-bit, exact: the window of
+// one scan cannot overflow, see window_is_safe), then flushes each touched window cell with a single
+// global addition: about half the global atomics, and none of the contention.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -16,54 +23,130 @@
 namespace gridmap_cuda::detail {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;        // beam-parallel kernel
+constexpr int kScanThreads = 512;    // windowed kernel: one block per scan
+constexpr int kWindow = 128;         // window side, cells
+constexpr int kWindowCells = kWindow * kWindow;
+constexpr std::size_t kWindowBytes = kWindowCells * (sizeof(int) + sizeof(std::uint8_t));
 
-__global__ void __launch_bounds__(kThreads) insert_beams_kernel(int num_scans, const ScanGeometry* __restrict__ scans,
-                                                                 const float* __restrict__ ranges,
-                                                                 const double* __restrict__ beam_cos,
-                                                                 const double* __restrict__ beam_sin, int total_beams,
-                                                                 EvidenceParams params,
-                                                                 unsigned long long* __restrict__ evidence,
-                                                                 std::uint8_t* __restrict__ known,
-                                                                 unsigned long long* __restrict__ updates) {
+struct KernelInputs {
+  int num_scans;
+  const ScanGeometry* scans;
+  const float* ranges;
+  const double* beam_cos;
+  const double* beam_sin;
+  EvidenceParams params;
+  unsigned long long* evidence;
+  std::uint8_t* known;
+  unsigned long long* updates;
+};
+
+__device__ __forceinline__ void add_to_map(const KernelInputs& in, int64_t index, int64_t increment) {
+  // No result used: compiles to a fire-and-forget reduction (RED) in L2.
+  atomicAdd(in.evidence + index, static_cast<unsigned long long>(increment));
+  in.known[index] = 1;
+}
+
+__device__ __forceinline__ void count_updates(const KernelInputs& in, unsigned long long count) {
+  for (int offset = 16; offset > 0; offset >>= 1) count += __shfl_down_sync(0xffffffffu, count, offset);
+  if ((threadIdx.x & 31) == 0 && count) atomicAdd(in.updates, count);
+}
+
+// Any number of scans, every update straight to the global map: the right choice for a few scans
+// (streaming), which could not fill the GPU one block per scan.
+__global__ void __launch_bounds__(kThreads) insert_beams_kernel(KernelInputs in, int total_beams) {
   const int lane = threadIdx.x & 31;
   const int warps = (gridDim.x * kThreads) >> 5;
   unsigned long long count = 0;
   for (int beam = (blockIdx.x * kThreads + threadIdx.x) >> 5; beam < total_beams; beam += warps) {
     // The scan holding this beam: the last one whose first beam is <= beam (empty scans share a
     // first beam with their successor, and the search passes over them).
-    int lo = 0, hi = num_scans - 1;
+    int lo = 0, hi = in.num_scans - 1;
     while (lo < hi) {
       const int mid = (lo + hi + 1) >> 1;
-      if (scans[mid].first_beam <= beam) lo = mid;
+      if (in.scans[mid].first_beam <= beam) lo = mid;
       else hi = mid - 1;
     }
-    const ScanGeometry& scan = scans[lo];
-    const float range = ranges[beam];
-    if (!beam_is_used(range, params)) continue;
+    const ScanGeometry& scan = in.scans[lo];
+    const float range = in.ranges[beam];
+    if (!beam_is_used(range, in.params)) continue;
     const int i = beam - scan.first_beam;
-    const BresenhamLine line =
-        beam_line(scan, beam_cos[scan.direction_table + i], beam_sin[scan.direction_table + i], range, params);
-    const int steps = steps_to_visit(line, params);
+    const BresenhamLine line = beam_line(scan, in.beam_cos[scan.direction_table + i],
+                                         in.beam_sin[scan.direction_table + i], range, in.params);
+    const int steps = steps_to_visit(line, in.params);
     for (int j = lane; j < steps; j += 32) {
-      int64_t cell = 0;
-      int32_t increment = 0;
-      const CellOutcome outcome = cell_update(line, j, scan, range, params, &cell, &increment);
+      CellUpdate update;
+      const CellOutcome outcome = cell_update(line, j, scan, range, in.params, &update);
       if (outcome == CellOutcome::RayEnded) break;  // and so are this lane's later cells
       if (outcome == CellOutcome::OutsideGrid) continue;
-      atomicAdd(evidence + cell, static_cast<unsigned long long>(static_cast<long long>(increment)));
-      known[cell] = 1;
+      add_to_map(in, update.index, update.increment);
       ++count;
     }
   }
-  for (int offset = 16; offset > 0; offset >>= 1) count += __shfl_down_sync(0xffffffffu, count, offset);
-  if (lane == 0 && count) atomicAdd(updates, count);
+  count_updates(in, count);
+}
+
+// One block per scan, with the shared-memory window around the laser (see the top of the file).
+__global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(KernelInputs in) {
+  extern __shared__ int4 window_storage[];
+  int* sums = reinterpret_cast<int*>(window_storage);
+  std::uint8_t* touched = reinterpret_cast<std::uint8_t*>(sums + kWindowCells);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  constexpr int kWarps = kScanThreads / 32;
+  unsigned long long count = 0;
+  for (int s = blockIdx.x; s < in.num_scans; s += gridDim.x) {
+    for (int k = threadIdx.x; k < static_cast<int>(kWindowBytes / sizeof(int4)); k += kScanThreads)
+      window_storage[k] = make_int4(0, 0, 0, 0);
+    __syncthreads();
+    const ScanGeometry scan = in.scans[s];
+    const int window_x = scan.laser_cell_x - kWindow / 2, window_y = scan.laser_cell_y - kWindow / 2;
+    for (int i = warp; i < scan.beams; i += kWarps) {
+      const float range = in.ranges[scan.first_beam + i];
+      if (!beam_is_used(range, in.params)) continue;
+      const BresenhamLine line = beam_line(scan, in.beam_cos[scan.direction_table + i],
+                                           in.beam_sin[scan.direction_table + i], range, in.params);
+      const int steps = steps_to_visit(line, in.params);
+      for (int j = lane; j < steps; j += 32) {
+        CellUpdate update;
+        const CellOutcome outcome = cell_update(line, j, scan, range, in.params, &update);
+        if (outcome == CellOutcome::RayEnded) break;
+        if (outcome == CellOutcome::OutsideGrid) continue;
+        ++count;
+        const unsigned wx = static_cast<unsigned>(update.x - window_x), wy = static_cast<unsigned>(update.y - window_y);
+        if (wx < kWindow && wy < kWindow) {
+          atomicAdd(sums + wy * kWindow + wx, update.increment);
+          touched[wy * kWindow + wx] = 1;
+        } else {
+          add_to_map(in, update.index, update.increment);
+        }
+      }
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < kWindowCells; k += kScanThreads) {
+      if (!touched[k]) continue;  // only cells inside the grid were ever touched
+      const int64_t index = static_cast<int64_t>(window_y + k / kWindow) * in.params.width + window_x + k % kWindow;
+      if (sums[k] != 0) atomicAdd(in.evidence + index, static_cast<unsigned long long>(static_cast<int64_t>(sums[k])));
+      in.known[index] = 1;
+    }
+    __syncthreads();  // the window is cleared for the next scan
+  }
+  count_updates(in, count);
+}
+
+// The 32-bit window sums are exact when no scan can push a cell past 2^31 - 1 units.
+std::size_t round_up(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+bool window_is_safe(const BeamBatch& batch, int64_t max_increment) {
+  int max_beams = 0;
+  for (const ScanGeometry& scan : batch.scans) max_beams = std::max(max_beams, scan.beams);
+  return static_cast<int64_t>(max_beams) * max_increment < (int64_t{1} << 31);
 }
 
 class CudaMapper final : public MapperBackend {
  public:
   CudaMapper(const GridSpec& spec, const SensorModel& model) : spec_(spec), model_(model) {
     const std::vector<EvidenceEntry> table = build_evidence_table(model, spec.resolution, &table_size_);
+    max_increment_ = max_abs_increment(table.data(), table.size());
     const std::size_t map_bytes = spec.cells() * (sizeof(std::int64_t) + sizeof(std::uint8_t));
     std::size_t free_bytes = 0, total_bytes = 0;
     LINALG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -89,61 +172,102 @@ class CudaMapper final : public MapperBackend {
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  std::uint64_t insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) override {
-    const BeamBatch batch = prepare_beams(scans, poses, spec_, model_);
-    if (batch.total_beams == 0) return 0;
+  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) override {
     const cudaStream_t stream = linalg_cuda::thread_context().stream();
-    // Everything the launch reads, packed into one pinned staging area and sent in one copy.
-    const std::size_t scan_bytes = batch.scans.size() * sizeof(ScanGeometry);
-    const std::size_t direction_bytes = batch.beam_cos.size() * sizeof(double);
-    const std::size_t range_offset = scan_bytes + 2 * direction_bytes;
-    const std::size_t bytes = range_offset + static_cast<std::size_t>(batch.total_beams) * sizeof(float);
-    // The previous insert's copy must be done before its staging area is rewritten.
-    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
-    staging_.reserve(bytes);
+    // Everything the launch reads goes into one pinned staging area and up in one copy: the ranges
+    // first (copied there while they are validated), then the scan geometry and direction tables.
+    const std::size_t range_bytes = round_up(count_beams(scans) * sizeof(float));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // the previous insert's copy has left staging_
+    staging_.reserve(range_bytes);
+    const BeamBatch batch = prepare_beams(scans, poses, spec_, model_, staging_.as<float>());
+    if (batch.total_beams == 0) return {0, 0};
+    const std::size_t scan_bytes = round_up(batch.scans.size() * sizeof(ScanGeometry));
+    const std::size_t direction_bytes = round_up(batch.beam_cos.size() * sizeof(double));
+    const std::size_t bytes = range_bytes + scan_bytes + 2 * direction_bytes;
+    if (bytes > staging_.capacity()) {  // grow, keeping the ranges already copied
+      linalg_cuda::PinnedBuffer bigger(bytes);
+      std::copy_n(staging_.as<unsigned char>(), range_bytes, bigger.as<unsigned char>());
+      staging_ = std::move(bigger);
+    }
+    unsigned char* host = staging_.as<unsigned char>();
+    std::copy_n(reinterpret_cast<const unsigned char*>(batch.scans.data()), batch.scans.size() * sizeof(ScanGeometry),
+                host + range_bytes);
+    std::copy_n(batch.beam_cos.data(), batch.beam_cos.size(), reinterpret_cast<double*>(host + range_bytes + scan_bytes));
+    std::copy_n(batch.beam_sin.data(), batch.beam_sin.size(),
+                reinterpret_cast<double*>(host + range_bytes + scan_bytes + direction_bytes));
     inputs_.reserve(bytes);
-    auto* host = staging_.as<unsigned char>();
-    std::copy_n(reinterpret_cast<const unsigned char*>(batch.scans.data()), scan_bytes, host);
-    std::copy_n(reinterpret_cast<const unsigned char*>(batch.beam_cos.data()), direction_bytes, host + scan_bytes);
-    std::copy_n(reinterpret_cast<const unsigned char*>(batch.beam_sin.data()), direction_bytes,
-                host + scan_bytes + direction_bytes);
-    flatten_ranges(scans, reinterpret_cast<float*>(host + range_offset));
     LINALG_CUDA_CHECK(cudaMemcpyAsync(inputs_.data(), host, bytes, cudaMemcpyHostToDevice, stream));
     LINALG_CUDA_CHECK(cudaMemsetAsync(updates_.data(), 0, sizeof(unsigned long long), stream));
 
-    auto* device = inputs_.as<unsigned char>();
-    const EvidenceParams params = make_params(spec_, model_, table_size_, table_.as<EvidenceEntry>());
+    const unsigned char* device = inputs_.as<unsigned char>();
+    KernelInputs in;
+    in.num_scans = static_cast<int>(batch.scans.size());
+    in.ranges = reinterpret_cast<const float*>(device);
+    in.scans = reinterpret_cast<const ScanGeometry*>(device + range_bytes);
+    in.beam_cos = reinterpret_cast<const double*>(device + range_bytes + scan_bytes);
+    in.beam_sin = reinterpret_cast<const double*>(device + range_bytes + scan_bytes + direction_bytes);
+    in.params = make_params(spec_, model_, table_size_, table_.as<EvidenceEntry>());
+    in.evidence = evidence_.as<unsigned long long>();
+    in.known = known_.as<std::uint8_t>();
+    in.updates = updates_.as<unsigned long long>();
+
     const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
-    const int max_blocks = props.multiProcessorCount * (props.maxThreadsPerMultiProcessor / kThreads);
-    const int blocks = std::max(1, std::min(max_blocks, (batch.total_beams + kThreads / 32 - 1) / (kThreads / 32)));
-    insert_beams_kernel<<<blocks, kThreads, 0, stream>>>(
-        static_cast<int>(batch.scans.size()), reinterpret_cast<const ScanGeometry*>(device),
-        reinterpret_cast<const float*>(device + range_offset), reinterpret_cast<const double*>(device + scan_bytes),
-        reinterpret_cast<const double*>(device + scan_bytes + direction_bytes), batch.total_beams, params,
-        evidence_.as<unsigned long long>(), known_.as<std::uint8_t>(), updates_.as<unsigned long long>());
+    if (in.num_scans >= props.multiProcessorCount && window_is_safe(batch, max_increment_)) {
+      static const bool configured = [] {
+        LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, kWindowBytes));
+        return true;
+      }();
+      (void)configured;
+      int per_sm = 0;
+      LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, insert_scans_windowed_kernel,
+                                                                      kScanThreads, kWindowBytes));
+      const int blocks = std::min(in.num_scans, std::max(1, per_sm) * props.multiProcessorCount);
+      insert_scans_windowed_kernel<<<blocks, kScanThreads, kWindowBytes, stream>>>(in);
+    } else {
+      const int max_blocks = props.multiProcessorCount * (props.maxThreadsPerMultiProcessor / kThreads);
+      const int blocks = std::max(1, std::min(max_blocks, (batch.total_beams + kThreads / 32 - 1) / (kThreads / 32)));
+      insert_beams_kernel<<<blocks, kThreads, 0, stream>>>(in, batch.total_beams);
+    }
     LINALG_CUDA_CHECK_LAUNCH();
     unsigned long long updates = 0;
     LINALG_CUDA_CHECK(cudaMemcpyAsync(&updates, updates_.data(), sizeof(updates), cudaMemcpyDeviceToHost, stream));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return updates;
+    return {updates, batch.used_beams};
   }
 
   void read(OccupancyGrid* grid) const override {
+    // Through pinned memory (several times faster than a pageable download), then into the grid's
+    // vectors on all cores.
     const cudaStream_t stream = linalg_cuda::thread_context().stream();
-    grid->evidence.resize(spec_.cells());
-    grid->known.resize(spec_.cells());
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(grid->evidence.data(), evidence_.data(), spec_.cells() * sizeof(std::int64_t),
+    const std::size_t cells = spec_.cells(), evidence_bytes = cells * sizeof(std::int64_t);
+    download_.reserve(evidence_bytes + cells);
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.data(), evidence_.data(), evidence_bytes, cudaMemcpyDeviceToHost, stream));
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.as<unsigned char>() + evidence_bytes, known_.data(), cells,
                                       cudaMemcpyDeviceToHost, stream));
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(grid->known.data(), known_.data(), spec_.cells(), cudaMemcpyDeviceToHost, stream));
+    grid->evidence.resize(cells);
+    grid->known.resize(cells);
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const std::int64_t* evidence = download_.as<std::int64_t>();
+    const std::uint8_t* known = download_.as<std::uint8_t>() + evidence_bytes;
+    constexpr long kChunk = 1 << 16;
+    const long chunks = static_cast<long>((cells + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static) if (chunks > 8)  // small maps: not worth waking threads
+    for (long c = 0; c < chunks; ++c) {
+      const std::size_t begin = static_cast<std::size_t>(c) * kChunk, n = std::min<std::size_t>(kChunk, cells - begin);
+      std::copy_n(evidence + begin, n, grid->evidence.data() + begin);
+      std::copy_n(known + begin, n, grid->known.data() + begin);
+    }
   }
 
  private:
   GridSpec spec_;
   SensorModel model_;
   int table_size_ = 0;
+  int64_t max_increment_ = 0;
   linalg_cuda::DeviceBuffer evidence_, known_, table_, updates_, inputs_;
   linalg_cuda::PinnedBuffer staging_;
+  mutable linalg_cuda::PinnedBuffer download_;
 };
 
 }  // namespace

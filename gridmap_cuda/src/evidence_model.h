@@ -8,7 +8,9 @@
 //  - the sensor model: the host tabulates, per squared cell distance k = dx^2 + dy^2, the distance
 //    d = sqrt(k) * resolution and the fixed-point log-odds increments of a free and an occupied cell;
 //  - the map update: an integer (fixed-point) addition, exact and independent of order.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 #include "bresenham_line.h"
 #include "linalg_cuda/host_device.h"
@@ -63,11 +65,17 @@ LINALG_HD int steps_to_visit(const BresenhamLine& line, const EvidenceParams& p)
 
 enum class CellOutcome { Update, OutsideGrid, RayEnded };
 
+struct CellUpdate {
+  int x, y;            // the cell
+  int64_t index;       // y * width + x
+  int32_t increment;   // fixed-point log-odds to add
+};
+
 // What cell j of a beam's line does. CARMEN skips cells outside the grid and stops the ray at the
 // first cell inside it that is range_max or more away; the distance grows strictly along the line,
 // so "update iff inside the grid and not yet range_max away" is the same rule, for every j at once.
 LINALG_HD CellOutcome cell_update(const BresenhamLine& line, int j, const ScanGeometry& scan, float range,
-                                  const EvidenceParams& p, int64_t* cell_index, int32_t* increment) {
+                                  const EvidenceParams& p, CellUpdate* update) {
   int x, y;
   line.cell(j, &x, &y);
   const int dx = x > scan.laser_cell_x ? x - scan.laser_cell_x : scan.laser_cell_x - x;
@@ -76,9 +84,21 @@ LINALG_HD CellOutcome cell_update(const BresenhamLine& line, int j, const ScanGe
   const EvidenceEntry& e = p.entries[dx * dx + dy * dy];
   if (e.free_increment == kStop) return CellOutcome::RayEnded;
   if (x < 0 || x >= p.width || y < 0 || y >= p.height) return CellOutcome::OutsideGrid;
-  *cell_index = static_cast<int64_t>(y) * p.width + x;
-  *increment = e.distance < static_cast<double>(range) ? e.free_increment : e.occupied_increment;
+  update->x = x;
+  update->y = y;
+  update->index = static_cast<int64_t>(y) * p.width + x;
+  update->increment = e.distance < static_cast<double>(range) ? e.free_increment : e.occupied_increment;
   return CellOutcome::Update;
+}
+
+// The largest |increment| of the table: bounds what one scan can add to one cell.
+inline int64_t max_abs_increment(const EvidenceEntry* entries, std::size_t count) {
+  int64_t m = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (entries[k].free_increment == kStop) continue;
+    m = std::max<int64_t>({m, std::llabs(entries[k].free_increment), std::llabs(entries[k].occupied_increment)});
+  }
+  return m;
 }
 
 }  // namespace gridmap_cuda::detail

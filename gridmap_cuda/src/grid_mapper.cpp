@@ -21,13 +21,11 @@ GridMapper::GridMapper(GridMapper&&) noexcept = default;
 GridMapper& GridMapper::operator=(GridMapper&&) noexcept = default;
 
 void GridMapper::insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) {
-  const std::uint64_t updates = impl_->insert(scans, poses);
+  const detail::InsertResult result = impl_->insert(scans, poses);
   stats_.scans += scans.size();
-  for (const LaserScan& scan : scans) {
-    stats_.beams += scan.ranges.size();
-    for (const float r : scan.ranges) stats_.used_beams += static_cast<double>(r) < model_.usable_range;
-  }
-  stats_.cell_updates += updates;
+  stats_.beams += detail::count_beams(scans);
+  stats_.used_beams += result.used_beams;
+  stats_.cell_updates += result.cell_updates;
 }
 
 void GridMapper::insert(const LaserScan& scan) {

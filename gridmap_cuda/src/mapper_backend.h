@@ -12,13 +12,18 @@
 
 namespace gridmap_cuda::detail {
 
+struct InsertResult {
+  std::uint64_t cell_updates = 0;
+  std::uint64_t used_beams = 0;
+};
+
 class MapperBackend {
  public:
   virtual ~MapperBackend() = default;
   virtual void reset() = 0;
-  // Adds the evidence of every beam of `scans` (laser poses replaced by `poses` when not null);
-  // returns the number of cell updates made.
-  virtual std::uint64_t insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) = 0;
+  // Adds the evidence of every beam of `scans` (laser poses replaced by `poses` when not null).
+  // Validates everything before the map is touched, so a throw leaves the map as it was.
+  virtual InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) = 0;
   // Copies the map into grid->evidence and grid->known (sized by the caller's spec).
   virtual void read(OccupancyGrid* grid) const = 0;
 };

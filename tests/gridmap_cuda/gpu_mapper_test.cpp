@@ -78,6 +78,21 @@ TEST(GpuMapper, BitIdenticalToCpuOnEveryCarmenLog) {
   EXPECT_GT(logs, 0);
 }
 
+TEST(GpuMapper, ExtremeSensorModelMatchesCpu) {
+  // Increments so large that one scan could overflow the 32-bit shared-memory window: the mapper
+  // must take the all-global path, and the map must still be exact.
+  REQUIRE_CUDA_DEVICE();
+  const std::vector<LaserScan> scans = synthetic(300, 5);
+  gridmap_cuda::SensorModel model;
+  model.p_occ = 0.999999;
+  model.p_emp = 0.000001;
+  const GridSpec spec = gridmap_cuda::fit_grid(scans, 0.05, model);
+  GridMapper gpu(spec, model, Backend::Cuda), cpu(spec, model, Backend::Cpu);
+  gpu.insert(scans);
+  cpu.insert(scans);
+  expect_identical({gpu.map(), gpu.stats()}, {cpu.map(), cpu.stats()}, "extreme model");
+}
+
 TEST(GpuMapper, OneByOneEqualsBatchEqualsShuffled) {
   REQUIRE_CUDA_DEVICE();
   std::vector<LaserScan> scans = synthetic(120, 2);

@@ -18,6 +18,7 @@
 
 #include "../tests/gridmap_cuda/carmen_transcription.h"
 #include "gridmap_cuda/gridmap_cuda.h"
+#include "bench_support.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
@@ -35,44 +36,15 @@ struct Row {
   double vs_gpu = 0;  // time / GPU time of the same problem
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 double median_seconds(const std::function<void()>& run, int reps) {
   run();  // warm-up
   std::vector<double> samples;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     run();
-    samples.push_back(seconds_since(t0));
+    samples.push_back(bench::seconds_since(t0));
   }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
-double copy_bandwidth_gbs() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  linalg_cuda::DeviceBuffer a(bytes), b(bytes);
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
-  LINALG_CUDA_CHECK(cudaMemsetAsync(a.data(), 1, bytes, stream));
-  cudaEvent_t start, stop;
-  LINALG_CUDA_CHECK(cudaEventCreate(&start));
-  LINALG_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> samples;
-  for (int r = 0; r < 12; ++r) {
-    LINALG_CUDA_CHECK(cudaEventRecord(start, stream));
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream));
-    LINALG_CUDA_CHECK(cudaEventRecord(stop, stream));
-    LINALG_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    LINALG_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r >= 2) samples.push_back(2.0 * bytes / (ms * 1e-3) / 1e9);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return bench::median(samples);
 }
 
 struct Bench {
@@ -167,6 +139,7 @@ struct Bench {
 
   void write_json(const std::string& path, const cudaDeviceProp& props) const {
     std::ofstream out(path);
+    out.precision(12);
     out << "{\n  \"device\": \"" << props.name << "\",\n  \"copy_bandwidth_gbs\": " << bandwidth_gbs
         << ",\n  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -221,11 +194,11 @@ int main(int argc, char** argv) {
   }
   try {
     const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
-    bench.bandwidth_gbs = copy_bandwidth_gbs();
+    bench.bandwidth_gbs = bench::copy_bandwidth_gbs();
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<LaserScan> scans = gridmap_cuda::read_carmen_log(log);
     std::printf("device %s; copy bandwidth %.0f GB/s; %s: %zu scans read in %.0f ms\n", props.name,
-                bench.bandwidth_gbs, log.c_str(), scans.size(), seconds_since(t0) * 1e3);
+                bench.bandwidth_gbs, log.c_str(), scans.size(), bench::seconds_since(t0) * 1e3);
     const std::string name = log.substr(log.find_last_of('/') + 1);
     bench.problem(name, scans, scans.size(), 0.025, true, true);
     for (const std::size_t count : {500, 1000, 2000})

@@ -20,6 +20,7 @@
 
 #include <Eigen/IterativeLinearSolvers>
 
+#include "bench_support.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/linalg_cuda.h"
@@ -39,14 +40,7 @@ struct Row {
   std::string note;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Median over reps of the per-iteration time of run(k), which must run exactly k iterations.
 double per_iteration(const std::function<void(int)>& run, int k1, int k2, int reps) {
@@ -55,37 +49,16 @@ double per_iteration(const std::function<void(int)>& run, int k1, int k2, int re
   for (int r = 0; r < reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     run(k1);
-    const double t1 = seconds_since(t0);
+    const double t1 = bench::seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     run(k2);
-    const double t2 = seconds_since(t0);
+    const double t2 = bench::seconds_since(t0);
     samples.push_back((t2 - t1) / (k2 - k1));
   }
-  return median(samples);
+  return bench::median(samples);
 }
 
 // Device-to-device copy bandwidth, counting bytes read plus bytes written.
-double copy_bandwidth_gbs() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  DeviceVector<double> src(bytes / sizeof(double), 1.0), dst(bytes / sizeof(double));
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
-  cudaEvent_t start, stop;
-  LINALG_CUDA_CHECK(cudaEventCreate(&start));
-  LINALG_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> samples;
-  for (int r = 0; r < 12; ++r) {
-    LINALG_CUDA_CHECK(cudaEventRecord(start, stream));
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream));
-    LINALG_CUDA_CHECK(cudaEventRecord(stop, stream));
-    LINALG_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    LINALG_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r >= 2) samples.push_back(2.0 * bytes / (ms * 1e-3) / 1e9);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return median(samples);
-}
 
 // Bytes one CG iteration must move for a CSR matrix: the matrix once, plus the vector passes of
 // a fully fused iteration: SpMV reads p and writes q (2); the update reads x, p, r, q and writes
@@ -253,6 +226,7 @@ struct Bench {
 
   void write_json(const std::string& path, const cudaDeviceProp& props) const {
     std::ofstream out(path);
+    out.precision(12);
     out << "{\n  \"device\": \"" << props.name << "\",\n  \"copy_bandwidth_gbs\": " << bandwidth_gbs
         << ",\n  \"cpu_threads\": " << omp_get_max_threads() << ",\n  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -307,7 +281,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
-  bench.bandwidth_gbs = copy_bandwidth_gbs();
+  bench.bandwidth_gbs = bench::copy_bandwidth_gbs();
   std::printf("device %s, %d SMs; device-to-device copy %.0f GB/s (read + write); %d CPU threads\n", props.name,
               props.multiProcessorCount, bench.bandwidth_gbs, omp_get_max_threads());
 

@@ -29,3 +29,27 @@ if compgen -G "$data/matrices/*.mtx" >/dev/null; then
 else
   echo "(no matrices in $data/matrices: set CUDA_SOLVERS_DATA to the data folder)"
 fi
+
+echo
+echo "== gridmap_cuda: occupancy grid maps (CARMEN evidence grid, 0.025 m) =="
+out=${BUILD_DIR:-build}/demo_maps
+mkdir -p "$out"
+printf '%-26s %8s %10s %12s %-8s %10s\n' log scans "cells" "updates" backend "map ms"
+map_row() {  # map_row NAME ARGS...
+  local name=$1; shift
+  local text; text=$("$bin/gridmap_build" "$@" --out "$out/$name" 2>/dev/null) || { echo "$name: failed"; return; }
+  local scans cells updates backend ms
+  scans=$(awk '/^scans/{print $2}' <<<"$text")
+  cells=$(awk '/^grid/{print $2 "x" $4}' <<<"$text")
+  updates=$(awk '/^updates/{print $2}' <<<"$text")
+  backend=$(awk '/^backend/{print $2}' <<<"$text")
+  ms=$(awk '/^time/{print $2}' <<<"$text")
+  printf '%-26s %8s %10s %12s %-8s %10s\n' "$name" "$scans" "$cells" "$updates" "$backend" "$ms"
+}
+map_row synthetic
+if compgen -G "$data/carmen/*.log*" >/dev/null; then
+  for log in "$data"/carmen/*.log*; do map_row "$(basename "$log" .log.gz)" --log "$log"; done
+else
+  echo "(no logs in $data/carmen: set CUDA_SOLVERS_DATA to the data folder)"
+fi
+echo "maps (ROS .pgm/.yaml and .png) in $out"

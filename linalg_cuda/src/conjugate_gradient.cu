@@ -8,6 +8,7 @@
 #include "cg_kernels.cuh"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/errors.h"
 
@@ -21,8 +22,10 @@ struct ConjugateGradient::Workspace {
   std::size_t n = 0;
   DeviceVector<double> r, z, p, q;
   DeviceVector<double> partials;  // two per block of the largest grid
-  CgState* state = nullptr;       // device
-  CgState* host_state = nullptr;  // pinned, for the once-per-batch read-back
+  linalg_cuda::DeviceBuffer state_storage{sizeof(CgState)};
+  linalg_cuda::PinnedBuffer host_state_storage{sizeof(CgState)};  // for the once-per-batch read-back
+  CgState* state = state_storage.as<CgState>();
+  CgState* host_state = host_state_storage.as<CgState>();
   unsigned vector_blocks = 1;
   int max_resident_blocks = 1;
   cudaGraphExec_t graph = nullptr;
@@ -34,13 +37,9 @@ struct ConjugateGradient::Workspace {
     max_resident_blocks = props.multiProcessorCount * std::max(1, props.maxThreadsPerMultiProcessor / kCgThreads);
     vector_blocks = blocks_for(size);
     partials = DeviceVector<double>(2 * static_cast<std::size_t>(max_resident_blocks));
-    LINALG_CUDA_CHECK(cudaMalloc(&state, sizeof(CgState)));
-    LINALG_CUDA_CHECK(cudaMallocHost(&host_state, sizeof(CgState)));
   }
   ~Workspace() {
     if (graph) cudaGraphExecDestroy(graph);
-    if (host_state) cudaFreeHost(host_state);
-    if (state) cudaFree(state);
   }
   unsigned blocks_for(std::size_t threads) const {
     const std::size_t wanted = (threads + kCgThreads - 1) / kCgThreads;

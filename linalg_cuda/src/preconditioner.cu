@@ -7,6 +7,7 @@
 #include "launch.cuh"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/device_matrix.h"
 #include "linalg_cuda/errors.h"
@@ -116,21 +117,14 @@ __global__ void apply_blocks_kernel(std::size_t n, int bs, std::size_t nb, const
 // One synchronisation, at set-up time only.
 template <typename Launch>
 unsigned long long first_bad_index(Launch launch) {
-  unsigned long long* bad = nullptr;
-  LINALG_CUDA_CHECK(cudaMalloc(&bad, sizeof(unsigned long long)));
+  DeviceBuffer bad(sizeof(unsigned long long));
   unsigned long long host = kNone;
-  try {
-    cudaStream_t stream = thread_context().stream();
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(bad, &host, sizeof(host), cudaMemcpyHostToDevice, stream));
-    launch(bad);
-    LINALG_CUDA_CHECK_LAUNCH();
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(&host, bad, sizeof(host), cudaMemcpyDeviceToHost, stream));
-    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
-  } catch (...) {
-    cudaFree(bad);
-    throw;
-  }
-  cudaFree(bad);
+  cudaStream_t stream = thread_context().stream();
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(bad.data(), &host, sizeof(host), cudaMemcpyHostToDevice, stream));
+  launch(bad.as<unsigned long long>());
+  LINALG_CUDA_CHECK_LAUNCH();
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(&host, bad.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
   return host;
 }
 

@@ -3,7 +3,8 @@
 # The CUDA 13 toolkit is expected in /usr/local/cuda (or nvcc on PATH); it is not an apt package here.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libeigen3-dev libceres-dev libompl-dev libgtest-dev libgmock-dev
-          libbenchmark-dev zlib1g-dev libbz2-dev libpng-dev file)
+          libbenchmark-dev zlib1g-dev libbz2-dev libpng-dev file
+          libboost-serialization-dev libboost-filesystem-dev libboost-system-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,58 @@
+#pragma once
+// The batched validity and motion checks behind ChainValidityChecker and ChainMotionValidator, on the
+// CPU reference or the GPU. Device memory (chain, obstacles, bounds, scratch) is allocated once per
+// engine and grown when a batch is larger than any before; calls are serialised by a mutex, so OMPL's
+// multi-threaded planners may share a checker.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "chain_geometry.h"
+#include "linalg_cuda/backend.h"
+#include "ompl_cuda/planar_chain.h"
+#include "ompl_cuda/workspace2d.h"
+
+namespace ompl_cuda::detail {
+
+class ChainCheckEngine {
+ public:
+  ChainCheckEngine(const PlanarChain& chain, const Workspace2D& workspace, JointKind kind, std::vector<double> low,
+                   std::vector<double> high, linalg_cuda::Backend backend);
+  ~ChainCheckEngine();
+
+  linalg_cuda::Backend backend() const { return backend_; }
+  int links() const { return chain_.links(); }
+
+  // One configuration, on the CPU (a launch would cost more than the check).
+  bool valid(const double* q) const;
+  // One motion, on the CPU: the first invalid index as check_motions defines it.
+  int first_invalid(const double* from, const double* to, int segments) const;
+  // count configurations, q[i * links + j]; valid[i] = 1 or 0.
+  void check_states(const double* q, std::size_t count, char* valid);
+  // count motions from[i] -> to[i] with segments[i] = validSegmentCount: first_invalid[i] is the
+  // smallest j in 1..segments (j = segments meaning `to` itself, checked as given, not interpolated)
+  // whose configuration is invalid, or 0 when all are valid. Interpolation at t = j / segments as the
+  // OMPL space does it: DiscreteMotionValidator's states, in any order.
+  void check_motions(const double* from, const double* to, const int* segments, std::size_t count,
+                     int* first_invalid);
+
+ private:
+  ChainView chain_view() const;
+  ObstacleView obstacle_view() const;
+  BoundsView bounds_view() const;
+  struct Device;
+
+  PlanarChain chain_;
+  std::vector<double> rects_, segs_, low_, high_;
+  JointKind kind_;
+  linalg_cuda::Backend backend_;
+  std::unique_ptr<Device> device_;
+  std::mutex mutex_;
+};
+
+// The CPU reference of one motion (same rule as check_motions).
+int first_invalid_on_motion(const double* from, const double* to, int segments, const ChainView& chain,
+                            const ObstacleView& obstacles, const BoundsView& bounds, JointKind kind);
+
+}  // namespace ompl_cuda::detail

@@ -1,0 +1,140 @@
+#pragma once
+// Validity of a chain configuration, written once for the CPU reference and the GPU kernels. With the
+// module compiled without fused multiply-add and the deterministic sin/cos, both give the same
+// decision for every state, including those that graze an obstacle.
+#include <math.h>
+
+#include "deterministic_trig.h"
+#include "linalg_cuda/host_device.h"
+
+namespace ompl_cuda::detail {
+
+constexpr int kMaxLinks = 64;
+
+// How a joint's value is bounded and interpolated, as the OMPL space does it.
+enum JointKind : int {
+  kRealVector = 0,  // RealVectorStateSpace: satisfiesBounds with a DBL_EPSILON margin, linear interpolation
+  kSO2 = 1,         // SO2StateSpace: value in [-pi, pi), interpolation the short way round
+  kWrappedReal = 2, // a RealVectorStateSpace subclass whose interpolate wraps like SO2 (the demo's space)
+};
+
+struct ChainView {
+  int links;
+  const double* lengths;
+  double base_x, base_y;
+  bool self_collision;
+};
+
+struct ObstacleView {
+  int rectangles;
+  const double* rects;     // x_min, y_min, x_max, y_max per rectangle
+  int segments;
+  const double* segs;      // x0, y0, x1, y1 per segment
+};
+
+struct BoundsView {
+  JointKind kind;
+  const double* low;       // per joint (kRealVector, kWrappedReal)
+  const double* high;
+};
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kDoubleEpsilon = 2.220446049250313080847e-16;
+constexpr double kFloatEpsilon = 1.1920928955078125e-07;
+
+// OMPL's satisfiesBounds of the joint (and NaN is never valid).
+LINALG_HD bool joint_in_bounds(double v, int joint, const BoundsView& b) {
+  if (!(v == v)) return false;  // NaN: OMPL's comparisons would let it through; no valid state holds one
+  if (b.kind == kSO2) return v < kPi && v >= -kPi;
+  return !(v - kDoubleEpsilon > b.high[joint] || v + kDoubleEpsilon < b.low[joint]);
+}
+
+// OMPL's interpolate of one joint (SO2StateSpace::interpolate, or RealVectorStateSpace::interpolate).
+LINALG_HD double interpolate_joint(double from, double to, double t, JointKind kind) {
+  if (kind == kRealVector) return from + (to - from) * t;
+  double diff = to - from;
+  if (fabs(diff) <= kPi) return from + diff * t;
+  diff = diff > 0.0 ? 2.0 * kPi - diff : -2.0 * kPi - diff;
+  double v = from - diff * t;
+  if (v > kPi) v -= 2.0 * kPi;
+  else if (v < -kPi) v += 2.0 * kPi;
+  return v;
+}
+
+// Joint positions x[0..links], y[0..links] (x[0], y[0] = base).
+LINALG_HD void forward_kinematics(const double* q, const ChainView& chain, double* x, double* y) {
+  x[0] = chain.base_x;
+  y[0] = chain.base_y;
+  double angle = 0.0;
+  for (int i = 0; i < chain.links; ++i) {
+    angle += q[i];
+    double s, c;
+    deterministic_sincos(angle, &s, &c);
+    x[i + 1] = x[i] + c * chain.lengths[i];
+    y[i + 1] = y[i] + s * chain.lengths[i];
+  }
+}
+
+// The seed paper's exact segment / axis-aligned rectangle test (separating axes: the rectangle's two
+// and the segment's normal). Touching counts as a collision.
+LINALG_HD bool segment_hits_rectangle(double x0, double y0, double x1, double y1, const double* r) {
+  const double x_min = r[0], y_min = r[1], x_max = r[2], y_max = r[3];
+  if ((x0 < x_min && x1 < x_min) || (x0 > x_max && x1 > x_max) || (y0 < y_min && y1 < y_min) ||
+      (y0 > y_max && y1 > y_max))
+    return false;
+  const double dx = x1 - x0, dy = y1 - y0;
+  const double s00 = dx * (y_min - y0) - dy * (x_min - x0);
+  const double s10 = dx * (y_min - y0) - dy * (x_max - x0);
+  const double s01 = dx * (y_max - y0) - dy * (x_min - x0);
+  const double s11 = dx * (y_max - y0) - dy * (x_max - x0);
+  const bool all_positive = s00 > 0.0 && s10 > 0.0 && s01 > 0.0 && s11 > 0.0;
+  const bool all_negative = s00 < 0.0 && s10 < 0.0 && s01 < 0.0 && s11 < 0.0;
+  return !(all_positive || all_negative);
+}
+
+// OMPL KinematicChain demo's intersectionTest, operation for operation.
+LINALG_HD bool segments_intersect(double ax0, double ay0, double ax1, double ay1, double bx0, double by0, double bx1,
+                                  double by1) {
+  const double s10_x = ax1 - ax0, s10_y = ay1 - ay0;
+  const double s32_x = bx1 - bx0, s32_y = by1 - by0;
+  const double denom = s10_x * s32_y - s32_x * s10_y;
+  if (fabs(denom) < kDoubleEpsilon) return false;  // collinear
+  const bool denom_positive = denom > 0;
+  const double s02_x = ax0 - bx0, s02_y = ay0 - by0;
+  const double s_numer = s10_x * s02_y - s10_y * s02_x;
+  if ((s_numer < kFloatEpsilon) == denom_positive) return false;
+  const double t_numer = s32_x * s02_y - s32_y * s02_x;
+  if ((t_numer < kFloatEpsilon) == denom_positive) return false;
+  if (((s_numer - denom > -kFloatEpsilon) == denom_positive) || ((t_numer - denom > kFloatEpsilon) == denom_positive))
+    return false;
+  return true;
+}
+
+// Collision of a configuration with the obstacles (and itself, if asked). Joint positions given.
+LINALG_HD bool chain_collides(const double* x, const double* y, const ChainView& chain, const ObstacleView& obstacles) {
+  for (int i = 0; i < chain.links; ++i) {
+    for (int r = 0; r < obstacles.rectangles; ++r)
+      if (segment_hits_rectangle(x[i], y[i], x[i + 1], y[i + 1], obstacles.rects + 4 * r)) return true;
+    for (int s = 0; s < obstacles.segments; ++s) {
+      const double* g = obstacles.segs + 4 * s;
+      if (segments_intersect(x[i], y[i], x[i + 1], y[i + 1], g[0], g[1], g[2], g[3])) return true;
+    }
+  }
+  if (chain.self_collision)
+    for (int i = 0; i < chain.links; ++i)
+      for (int j = i + 2; j < chain.links; ++j)
+        if (segments_intersect(x[i], y[i], x[i + 1], y[i + 1], x[j], y[j], x[j + 1], y[j + 1])) return true;
+  return false;
+}
+
+// The whole validity decision for joint values q: within bounds and free of collision.
+LINALG_HD bool configuration_is_valid(const double* q, const ChainView& chain, const ObstacleView& obstacles,
+                                      const BoundsView& bounds) {
+  for (int i = 0; i < chain.links; ++i)
+    if (!joint_in_bounds(q[i], i, bounds)) return false;
+  double x[kMaxLinks + 1], y[kMaxLinks + 1];
+  forward_kinematics(q, chain, x, y);
+  return !chain_collides(x, y, chain, obstacles);
+}
+
+}  // namespace ompl_cuda::detail

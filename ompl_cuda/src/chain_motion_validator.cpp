@@ -1,0 +1,87 @@
+#include "ompl_cuda/chain_motion_validator.h"
+
+#include <ompl/base/SpaceInformation.h>
+
+#include "chain_check_engine.h"
+#include "chain_state_layout.h"
+
+namespace ompl_cuda {
+namespace {
+
+// OMPL's lastValid time for the first invalid index (DiscreteMotionValidator: (j - 1) / n for an
+// interpolated state, (n - 1) / n when only s2 fails, including its -inf for n = 0).
+double last_valid_time(int first_invalid, int segments) {
+  const int last = segments > 0 ? segments : 1;
+  const int j = first_invalid == last ? segments : first_invalid;
+  return static_cast<double>(j - 1) / static_cast<double>(segments);
+}
+
+}  // namespace
+
+ChainMotionValidator::ChainMotionValidator(const ompl::base::SpaceInformationPtr& si, PlanarChain chain,
+                                           Workspace2D workspace, Backend backend)
+    : ompl::base::MotionValidator(si) {
+  chain.validate();
+  layout_ = std::make_unique<detail::ChainStateLayout>(si, chain.links());
+  engine_ = std::make_unique<detail::ChainCheckEngine>(chain, workspace, layout_->kind(), layout_->low(),
+                                                       layout_->high(), backend);
+}
+
+ChainMotionValidator::~ChainMotionValidator() = default;
+
+Backend ChainMotionValidator::backend() const { return engine_->backend(); }
+
+void ChainMotionValidator::count(std::size_t valid, std::size_t invalid) const {
+  std::lock_guard<std::mutex> lock(count_mutex_);
+  valid_ += static_cast<unsigned int>(valid);
+  invalid_ += static_cast<unsigned int>(invalid);
+}
+
+bool ChainMotionValidator::checkMotion(const ompl::base::State* s1, const ompl::base::State* s2) const {
+  std::pair<ompl::base::State*, double> ignored{nullptr, 0.0};
+  return checkMotion(s1, s2, ignored);
+}
+
+bool ChainMotionValidator::checkMotion(const ompl::base::State* s1, const ompl::base::State* s2,
+                                       std::pair<ompl::base::State*, double>& lastValid) const {
+  double from[detail::kMaxLinks], to[detail::kMaxLinks];
+  layout_->read(s1, from);
+  layout_->read(s2, to);
+  const int segments = static_cast<int>(si_->getStateSpace()->validSegmentCount(s1, s2));
+  const int first_invalid = engine_->first_invalid(from, to, segments);
+  if (first_invalid == 0) {
+    count(1, 0);
+    return true;
+  }
+  lastValid.second = last_valid_time(first_invalid, segments);
+  if (lastValid.first != nullptr) si_->getStateSpace()->interpolate(s1, s2, lastValid.second, lastValid.first);
+  count(0, 1);
+  return false;
+}
+
+void ChainMotionValidator::checkMotions(
+    const std::vector<std::pair<const ompl::base::State*, const ompl::base::State*>>& motions, std::vector<char>& valid,
+    std::vector<double>* last_valid_times) const {
+  const int d = layout_->dimension();
+  const std::size_t n = motions.size();
+  std::vector<double> from(n * d), to(n * d);
+  std::vector<int> segments(n), first_invalid(n);
+  const ompl::base::StateSpacePtr& space = si_->getStateSpace();
+  for (std::size_t i = 0; i < n; ++i) {
+    layout_->read(motions[i].first, from.data() + i * d);
+    layout_->read(motions[i].second, to.data() + i * d);
+    segments[i] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));
+  }
+  engine_->check_motions(from.data(), to.data(), segments.data(), n, first_invalid.data());
+  valid.resize(n);
+  if (last_valid_times) last_valid_times->resize(n, 0.0);
+  std::size_t good = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    valid[i] = first_invalid[i] == 0;
+    good += valid[i];
+    if (!valid[i] && last_valid_times) (*last_valid_times)[i] = last_valid_time(first_invalid[i], segments[i]);
+  }
+  count(good, n - good);
+}
+
+}  // namespace ompl_cuda

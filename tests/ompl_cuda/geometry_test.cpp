@@ -1,0 +1,108 @@
+// The shared per-configuration math against independent references: libm's sin/cos, Liang-Barsky
+// clipping for segment / rectangle, and a brute-force checker built from those.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../../ompl_cuda/src/chain_geometry.h"
+
+namespace {
+
+using namespace ompl_cuda::detail;
+
+TEST(DeterministicTrig, WithinTwoUlpOfLibm) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> u(-60.0, 60.0);
+  for (int i = 0; i < 2000000; ++i) {
+    const double x = u(rng);
+    double s, c;
+    deterministic_sincos(x, &s, &c);
+    ASSERT_NEAR(s, std::sin(x), 4.5e-16) << x;
+    ASSERT_NEAR(c, std::cos(x), 4.5e-16) << x;
+  }
+  double s, c;
+  deterministic_sincos(0.0, &s, &c);
+  EXPECT_EQ(s, 0.0);
+  EXPECT_EQ(c, 1.0);
+}
+
+// Liang-Barsky: does the closed segment meet the closed rectangle?
+bool clip_reference(double x0, double y0, double x1, double y1, const double* r) {
+  double t0 = 0.0, t1 = 1.0;
+  const double dx = x1 - x0, dy = y1 - y0;
+  const double p[4] = {-dx, dx, -dy, dy};
+  const double q[4] = {x0 - r[0], r[2] - x0, y0 - r[1], r[3] - y0};
+  for (int k = 0; k < 4; ++k) {
+    if (p[k] == 0.0) {
+      if (q[k] < 0.0) return false;
+    } else {
+      const double t = q[k] / p[k];
+      if (p[k] < 0.0) t0 = std::max(t0, t);
+      else t1 = std::min(t1, t);
+    }
+  }
+  return t0 <= t1;
+}
+
+TEST(SegmentRectangle, MatchesClippingOnRandomSegments) {
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<double> u(-3.0, 3.0);
+  const double rect[4] = {-0.7, -0.4, 0.9, 1.1};
+  int hits = 0, disagreements = 0;
+  for (int i = 0; i < 1000000; ++i) {
+    const double x0 = u(rng), y0 = u(rng), x1 = u(rng), y1 = u(rng);
+    const bool expected = clip_reference(x0, y0, x1, y1, rect);
+    hits += expected;
+    disagreements += segment_hits_rectangle(x0, y0, x1, y1, rect) != expected;
+  }
+  EXPECT_EQ(disagreements, 0);
+  EXPECT_GT(hits, 100000);
+}
+
+TEST(SegmentRectangle, TouchingCountsAsCollision) {
+  const double rect[4] = {0.0, 0.0, 1.0, 1.0};
+  EXPECT_TRUE(segment_hits_rectangle(-1.0, 0.5, 0.0, 0.5, rect));   // ends on the left edge
+  EXPECT_TRUE(segment_hits_rectangle(-1.0, 1.0, 2.0, 1.0, rect));   // runs along the top edge
+  EXPECT_TRUE(segment_hits_rectangle(-1.0, 2.0, 2.0, -1.0, rect));  // diagonal through
+  EXPECT_TRUE(segment_hits_rectangle(0.0, 2.0, 2.0, 0.0, rect));    // through the corner (1, 1)
+  EXPECT_FALSE(segment_hits_rectangle(0.0, 2.1, 2.1, 0.0, rect));   // misses the corner
+  EXPECT_FALSE(segment_hits_rectangle(-1.0, -0.1, 2.0, -0.1, rect));
+  EXPECT_TRUE(segment_hits_rectangle(0.2, 0.2, 0.3, 0.3, rect));    // inside
+}
+
+TEST(SegmentSegment, OmplDemoSemantics) {
+  EXPECT_TRUE(segments_intersect(0, 0, 1, 1, 0, 1, 1, 0));
+  EXPECT_FALSE(segments_intersect(0, 0, 1, 0, 0, 1, 1, 1));      // parallel
+  EXPECT_FALSE(segments_intersect(0, 0, 1, 0, 1, 0, 2, 1));      // touching at an end point: not counted
+  EXPECT_FALSE(segments_intersect(0, 0, 1, 1, 2, 0, 1.5, 0.4));  // would meet beyond the end
+}
+
+TEST(ForwardKinematics, MatchesLibmChain) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-3.14, 3.14);
+  std::vector<double> lengths{1.0, 0.5, 0.25, 2.0};
+  const ChainView chain{4, lengths.data(), 0.3, -0.2, false};
+  for (int k = 0; k < 1000; ++k) {
+    double q[4], x[5], y[5];
+    for (double& v : q) v = u(rng);
+    forward_kinematics(q, chain, x, y);
+    double angle = 0, px = 0.3, py = -0.2;
+    for (int i = 0; i < 4; ++i) {
+      angle += q[i];
+      px += std::cos(angle) * lengths[i];
+      py += std::sin(angle) * lengths[i];
+      EXPECT_NEAR(x[i + 1], px, 1e-14);
+      EXPECT_NEAR(y[i + 1], py, 1e-14);
+    }
+  }
+}
+
+TEST(Interpolation, So2TakesTheShortWayAcrossTheSeam) {
+  EXPECT_NEAR(std::fabs(interpolate_joint(3.0, -3.0, 0.5, kSO2)), 3.14159265358979323846, 1e-15);  // +-pi
+  EXPECT_DOUBLE_EQ(interpolate_joint(3.0, -3.0, 0.5, kRealVector), 0.0);
+  EXPECT_DOUBLE_EQ(interpolate_joint(-1.0, 1.0, 0.25, kSO2), -0.5);
+}
+
+}  // namespace

@@ -1,0 +1,96 @@
+// BatchedRRTstar: solves the paper's 9-link problem and the horn, its paths re-check valid with the
+// CPU reference and OMPL's DiscreteMotionValidator, and it behaves as an OMPL planner should
+// (termination condition, PlannerData, Benchmark, sample limit).
+#include <chrono>
+#include <memory>
+
+#include <gtest/gtest.h>
+#include <ompl/base/DiscreteMotionValidator.h>
+#include <ompl/base/PlannerData.h>
+#include <ompl/tools/benchmark/Benchmark.h>
+#include <ompl/util/Console.h>
+
+#include "linalg_cuda/backend.h"
+#include "ompl_cuda/batched_rrt_star.h"
+#include "ompl_cuda/chain_problem.h"
+#include "ompl_cuda/chain_validity_checker.h"
+#include "test_support.h"
+
+namespace {
+
+namespace ob = ompl::base;
+using ompl_cuda::Backend;
+
+// Every state valid by a fresh CPU checker, every segment valid by OMPL's DiscreteMotionValidator.
+void expect_path_valid(const ompl_cuda::ChainProblem& problem, ompl::geometric::SimpleSetup& setup) {
+  ASSERT_TRUE(setup.haveExactSolutionPath());
+  const ob::SpaceInformationPtr& si = setup.getSpaceInformation();
+  auto reference_si = std::make_shared<ob::SpaceInformation>(si->getStateSpace());
+  reference_si->setStateValidityChecker(
+      std::make_shared<ompl_cuda::ChainValidityChecker>(reference_si, problem.chain, problem.workspace, Backend::Cpu));
+  reference_si->setMotionValidator(std::make_shared<ob::DiscreteMotionValidator>(reference_si));
+  reference_si->setup();
+  const auto& path = setup.getSolutionPath();
+  ASSERT_GE(path.getStateCount(), 2u);
+  for (std::size_t i = 0; i < path.getStateCount(); ++i) EXPECT_TRUE(reference_si->isValid(path.getState(i))) << i;
+  for (std::size_t i = 0; i + 1 < path.getStateCount(); ++i)
+    EXPECT_TRUE(reference_si->checkMotion(path.getState(i), path.getState(i + 1))) << i;
+}
+
+Backend test_backend() { return linalg_cuda::cuda_device_available() ? Backend::Cuda : Backend::Cpu; }
+
+TEST(BatchedRRTstar, SolvesThePaperProblem) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  const auto problem = ompl_cuda::paper_problem();
+  auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
+  auto planner = std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation());
+  setup->setPlanner(planner);
+  EXPECT_EQ(setup->solve(3.0), ob::PlannerStatus::EXACT_SOLUTION);
+  expect_path_valid(problem, *setup);
+  EXPECT_LT(planner->bestCost(), 1e9);
+}
+
+TEST(BatchedRRTstar, SolvesTheHorn) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  const auto problem = ompl_cuda::horn_problem(8);
+  auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
+  setup->setPlanner(std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation()));
+  EXPECT_EQ(setup->solve(8.0), ob::PlannerStatus::EXACT_SOLUTION);
+  expect_path_valid(problem, *setup);
+}
+
+TEST(BatchedRRTstar, HonoursTerminationConditionAndSampleLimit) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  auto setup = ompl_cuda::make_simple_setup(ompl_cuda::paper_problem(), test_backend());
+  auto planner = std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation());
+  setup->setPlanner(planner);
+  const auto t0 = std::chrono::steady_clock::now();
+  setup->solve(0.3);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.5);
+  setup->clear();
+  planner->setMaxSamples(640);
+  planner->setBatchSize(64);
+  setup->solve(60.0);
+  EXPECT_EQ(planner->samplesDrawn(), 640u);
+  ob::PlannerData data(setup->getSpaceInformation());
+  planner->getPlannerData(data);
+  EXPECT_GT(data.numVertices(), 10u);
+  EXPECT_GT(data.numEdges(), 9u);
+  EXPECT_EQ(data.numStartVertices(), 1u);
+}
+
+TEST(BatchedRRTstar, RunsInOmplBenchmark) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  auto setup = ompl_cuda::make_simple_setup(ompl_cuda::paper_problem(), test_backend());
+  ompl::tools::Benchmark benchmark(*setup, "paper");
+  benchmark.addPlanner(std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation()));
+  ompl::tools::Benchmark::Request request(0.5, 1000.0, 2);
+  request.displayProgress = false;
+  benchmark.benchmark(request);
+  const auto& results = benchmark.getRecordedExperimentData();
+  ASSERT_EQ(results.planners.size(), 1u);
+  EXPECT_EQ(results.planners[0].runs.size(), 2u);
+  EXPECT_EQ(results.planners[0].runs[0].at("solved BOOLEAN"), "1");
+}
+
+}  // namespace

@@ -2,7 +2,12 @@
 // configurations per motion: the CPU reference on one core and on all cores, against the GPU batch,
 // for batches of 1e3 .. 1e6 motions (all through ChainMotionValidator::checkMotions).
 //
-//   bench_ompl [--reps R] [--json FILE] [--max-batch N]
+// Then RRT* on the paper's 9-link problem: OMPL's RRTstar with DiscreteMotionValidator + our checker
+// (CPU), OMPL's RRTstar with ChainMotionValidator, and BatchedRRTstar (GPU batches), at an equal number
+// of samples (wall time, final cost), and an ompl::tools::Benchmark run at equal time whose log
+// (Planner Arena format) is written next to the JSON.
+//
+//   bench_ompl [--reps R] [--json FILE] [--max-batch N] [--samples N] [--benchmark-time T] [--skip-planners]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,7 +23,13 @@
 
 #include <ompl/base/SpaceInformation.h>
 #include <ompl/base/spaces/RealVectorStateSpace.h>
+#include <ompl/base/DiscreteMotionValidator.h>
+#include <ompl/geometric/planners/rrt/RRTstar.h>
+#include <ompl/tools/benchmark/Benchmark.h>
 #include <ompl/util/Console.h>
+
+#include "ompl_cuda/batched_rrt_star.h"
+#include "ompl_cuda/chain_problem.h"
 
 #include "bench_support.h"
 #include "ompl_cuda/chain_motion_validator.h"
@@ -47,17 +58,83 @@ ompl_cuda::Workspace2D four_rectangles() {
   return w;
 }
 
+struct PlannerRow {
+  std::string planner;
+  double seconds = 0;
+  double cost = 0;
+  bool solved = false;
+};
+
+// RRT* variants on the paper problem at an equal number of samples, then an equal-time Benchmark.
+void run_planners(unsigned samples, double benchmark_time, const std::string& json) {
+  const ompl_cuda::ChainProblem problem = ompl_cuda::paper_problem();
+  std::vector<PlannerRow> rows;
+  auto run = [&](const std::string& name, bool gpu_setup, bool our_validator, bool batched) {
+    auto setup = ompl_cuda::make_simple_setup(problem, gpu_setup ? Backend::Cuda : Backend::Cpu, our_validator);
+    const ob::SpaceInformationPtr& si = setup->getSpaceInformation();
+    ob::PlannerPtr planner;
+    std::function<bool()> done;
+    if (batched) {
+      auto p = std::make_shared<ompl_cuda::BatchedRRTstar>(si);
+      p->setMaxSamples(samples);
+      planner = p;
+      done = [] { return false; };
+    } else {
+      auto p = std::make_shared<ompl::geometric::RRTstar>(si);
+      planner = p;
+      done = [p, samples] { return p->numIterations() >= samples; };
+    }
+    setup->setPlanner(planner);
+    setup->setup();
+    const auto t0 = std::chrono::steady_clock::now();
+    setup->solve(ob::PlannerTerminationCondition(done));
+    PlannerRow row{name, bench::seconds_since(t0), 0, setup->haveExactSolutionPath()};
+    row.cost = setup->haveSolutionPath() ? setup->getSolutionPath().length() : -1;
+    rows.push_back(row);
+    std::printf("  %-44s %9.2f s  cost %.4f %s\n", name.c_str(), row.seconds, row.cost, row.solved ? "" : "(no exact solution)");
+    std::fflush(stdout);
+  };
+  std::printf("\nRRT* on the paper problem (9 links, 4 rectangles), %u samples each:\n", samples);
+  run("OMPL RRTstar, DiscreteMotionValidator + CPU checker", false, false, false);
+  run("OMPL RRTstar, ChainMotionValidator (CPU, per motion)", false, true, false);
+  run("BatchedRRTstar, ChainMotionValidator (GPU batches)", true, true, true);
+  std::printf("\n%-52s %10s %10s %8s\n", "planner", "seconds", "cost", "speedup");
+  for (const PlannerRow& r : rows)
+    std::printf("%-52s %10.2f %10.4f %8.2f\n", r.planner.c_str(), r.seconds, r.cost, rows[0].seconds / r.seconds);
+
+  // Equal-time comparison through OMPL's own Benchmark (Planner Arena log).
+  auto setup = ompl_cuda::make_simple_setup(problem, Backend::Cuda);
+  ompl::tools::Benchmark benchmark(*setup, "chain9_paper");
+  benchmark.addPlanner(std::make_shared<ompl::geometric::RRTstar>(setup->getSpaceInformation()));
+  benchmark.addPlanner(std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation()));
+  ompl::tools::Benchmark::Request request(benchmark_time, 4000.0, 3);
+  request.displayProgress = false;
+  benchmark.benchmark(request);
+  const std::string log = json.empty() ? std::string("bench_ompl_planners.log")
+                                       : json.substr(0, json.find_last_of('.')) + "_planners.log";
+  benchmark.saveResultsToFile(log.c_str());
+  std::printf("OMPL Benchmark log (Planner Arena): %s\n", log.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 5;
   std::size_t max_batch = 1000000;
+  unsigned samples = 40000;
+  double benchmark_time = 5.0;
+  bool planners = true;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
-      std::cout << "usage: bench_ompl [--reps R] [--json FILE] [--max-batch N]\n";
+      std::cout << "usage: bench_ompl [--reps R] [--json FILE] [--max-batch N] [--samples N] [--benchmark-time T] "
+                   "[--skip-planners]\n";
       return 0;
+    }
+    if (flag == "--skip-planners") {
+      planners = false;
+      continue;
     }
     if (i + 1 >= argc) {
       std::cerr << "bench_ompl: missing value after " << flag << "\n";
@@ -67,6 +144,8 @@ int main(int argc, char** argv) {
     if (flag == "--reps") reps = std::max(1, std::atoi(v));
     else if (flag == "--json") json = v;
     else if (flag == "--max-batch") max_batch = std::strtoull(v, nullptr, 10);
+    else if (flag == "--samples") samples = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+    else if (flag == "--benchmark-time") benchmark_time = std::atof(v);
     else {
       std::cerr << "bench_ompl: unknown option " << flag << "\n";
       return 2;
@@ -185,5 +264,6 @@ int main(int argc, char** argv) {
     si->freeState(starts[i]);
     si->freeState(ends[i]);
   }
+  if (planners) run_planners(samples, benchmark_time, json);
   return 0;
 }

@@ -32,7 +32,7 @@ fi
 
 echo
 echo "== gridmap_cuda: occupancy grid maps (CARMEN evidence grid, 0.025 m) =="
-out=${BUILD_DIR:-build}/demo_maps
+out=${BUILD_DIR:-build}/demo
 mkdir -p "$out"
 printf '%-26s %8s %10s %12s %-8s %10s\n' log scans "cells" "updates" backend "map ms"
 map_row() {  # map_row NAME ARGS...
@@ -53,3 +53,13 @@ else
   echo "(no logs in $data/carmen: set CUDA_SOLVERS_DATA to the data folder)"
 fi
 echo "maps (ROS .pgm/.yaml and .png) in $out"
+
+echo
+echo "== ompl_cuda: planning for a planar chain with GPU collision checks =="
+for args in "--env paper --planner batched-rrtstar --time 3" "--env paper --planner rrtconnect --time 3" \
+            "--env horn --links 8 --planner batched-rrtstar --time 5"; do
+  name=$(echo "$args" | awk '{print $2 "_" $(NF-2)}')
+  echo "-- plan_chain $args"
+  "$bin/plan_chain" $args --svg "$out/$name.svg" 2>/dev/null | grep -E "^(planner|result|motions|path)" || echo "(no solution)"
+done
+echo "drawings (SVG) in $out"

@@ -63,10 +63,11 @@ __global__ void __launch_bounds__(kThreads) check_motions_kernel(DeviceViews v, 
         if (j == last) {
           ok = configuration_is_valid(b, v.chain, v.obstacles, v.bounds);
         } else {
-          double q[kMaxLinks];
+          // Joint values interpolated where they are needed: no per-state array in local memory.
           const double t = static_cast<double>(j) / static_cast<double>(n);
-          for (int k = 0; k < links; ++k) q[k] = interpolate_joint(a[k], b[k], t, v.kind);
-          ok = configuration_is_valid(q, v.chain, v.obstacles, v.bounds);
+          const JointKind kind = v.kind;
+          ok = configuration_is_valid_by([a, b, t, kind](int k) { return interpolate_joint(a[k], b[k], t, kind); },
+                                         v.chain, v.obstacles, v.bounds);
         }
         if (!ok) mine = j;
       }
@@ -162,24 +163,42 @@ void ChainCheckEngine::check_states(const double* q, std::size_t count, char* va
 
 void ChainCheckEngine::check_motions(const double* from, const double* to, const int* segments, std::size_t count,
                                      int* first_invalid) {
-  if (count == 0) return;
+  const std::size_t values = count * chain_.links();
+  check_motions_filled(
+      count,
+      [&](double* f, double* t, int* s) {
+        std::copy_n(from, values, f);
+        std::copy_n(to, values, t);
+        std::copy_n(segments, count, s);
+      },
+      first_invalid);
+}
+
+ChainCheckEngine::MotionStaging ChainCheckEngine::stage_motions(std::size_t count) {
+  const std::size_t values = count * chain_.links();
+  if (backend_ != linalg_cuda::Backend::Cuda) {
+    cpu_staging_.resize(2 * values);
+    cpu_segments_.resize(count);
+    return {cpu_staging_.data(), cpu_staging_.data() + values, cpu_segments_.data()};
+  }
+  device_->staging.reserve(2 * values * sizeof(double) + count * sizeof(int));
+  double* base = device_->staging.as<double>();
+  return {base, base + values, reinterpret_cast<int*>(base + 2 * values)};
+}
+
+void ChainCheckEngine::run_staged_motions(std::size_t count, const MotionStaging& staging, int* first_invalid) {
   const int d = chain_.links();
   if (backend_ != linalg_cuda::Backend::Cuda) {
-    for (std::size_t i = 0; i < count; ++i) first_invalid[i] = this->first_invalid(from + i * d, to + i * d, segments[i]);
+    for (std::size_t i = 0; i < count; ++i)
+      first_invalid[i] = this->first_invalid(staging.from + i * d, staging.to + i * d, staging.segments[i]);
     return;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
   const cudaStream_t stream = linalg_cuda::thread_context().stream();
   const std::size_t state_bytes = count * d * sizeof(double);
   const std::size_t bytes = 2 * state_bytes + count * sizeof(int);
   device_->inputs.reserve(bytes);
   device_->outputs.reserve(count * sizeof(int));
-  device_->staging.reserve(bytes);
-  unsigned char* host = device_->staging.as<unsigned char>();
-  std::copy_n(reinterpret_cast<const unsigned char*>(from), state_bytes, host);
-  std::copy_n(reinterpret_cast<const unsigned char*>(to), state_bytes, host + state_bytes);
-  std::copy_n(reinterpret_cast<const unsigned char*>(segments), count * sizeof(int), host + 2 * state_bytes);
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->inputs.data(), host, bytes, cudaMemcpyHostToDevice, stream));
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->inputs.data(), staging.from, bytes, cudaMemcpyHostToDevice, stream));
   const unsigned char* in = device_->inputs.as<unsigned char>();
   const unsigned blocks =
       static_cast<unsigned>(std::min<std::size_t>((count * 32 + kThreads - 1) / kThreads, 65535u * 8));

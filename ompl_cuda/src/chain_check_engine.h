@@ -36,8 +36,25 @@ class ChainCheckEngine {
   // OMPL space does it: DiscreteMotionValidator's states, in any order.
   void check_motions(const double* from, const double* to, const int* segments, std::size_t count,
                      int* first_invalid);
+  // The same, with the inputs written by fill(from, to, segments) straight into the engine's staging
+  // memory (pinned for the GPU), e.g. from OMPL states on all cores: no intermediate copy.
+  template <typename Fill>
+  void check_motions_filled(std::size_t count, const Fill& fill, int* first_invalid) {
+    if (count == 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const MotionStaging staging = stage_motions(count);
+    fill(staging.from, staging.to, staging.segments);
+    run_staged_motions(count, staging, first_invalid);
+  }
 
  private:
+  struct MotionStaging {
+    double* from;
+    double* to;
+    int* segments;
+  };
+  MotionStaging stage_motions(std::size_t count);
+  void run_staged_motions(std::size_t count, const MotionStaging& staging, int* first_invalid);
   ChainView chain_view() const;
   ObstacleView obstacle_view() const;
   BoundsView bounds_view() const;
@@ -48,6 +65,8 @@ class ChainCheckEngine {
   JointKind kind_;
   linalg_cuda::Backend backend_;
   std::unique_ptr<Device> device_;
+  std::vector<double> cpu_staging_;  // the CPU backend's staging for check_motions_filled
+  std::vector<int> cpu_segments_;
   std::mutex mutex_;
 };
 

@@ -110,16 +110,21 @@ LINALG_HD bool segments_intersect(double ax0, double ay0, double ax1, double ay1
   return true;
 }
 
+// Does link (x0, y0)-(x1, y1) meet an obstacle?
+LINALG_HD bool link_collides(double x0, double y0, double x1, double y1, const ObstacleView& obstacles) {
+  for (int r = 0; r < obstacles.rectangles; ++r)
+    if (segment_hits_rectangle(x0, y0, x1, y1, obstacles.rects + 4 * r)) return true;
+  for (int s = 0; s < obstacles.segments; ++s) {
+    const double* g = obstacles.segs + 4 * s;
+    if (segments_intersect(x0, y0, x1, y1, g[0], g[1], g[2], g[3])) return true;
+  }
+  return false;
+}
+
 // Collision of a configuration with the obstacles (and itself, if asked). Joint positions given.
 LINALG_HD bool chain_collides(const double* x, const double* y, const ChainView& chain, const ObstacleView& obstacles) {
-  for (int i = 0; i < chain.links; ++i) {
-    for (int r = 0; r < obstacles.rectangles; ++r)
-      if (segment_hits_rectangle(x[i], y[i], x[i + 1], y[i + 1], obstacles.rects + 4 * r)) return true;
-    for (int s = 0; s < obstacles.segments; ++s) {
-      const double* g = obstacles.segs + 4 * s;
-      if (segments_intersect(x[i], y[i], x[i + 1], y[i + 1], g[0], g[1], g[2], g[3])) return true;
-    }
-  }
+  for (int i = 0; i < chain.links; ++i)
+    if (link_collides(x[i], y[i], x[i + 1], y[i + 1], obstacles)) return true;
   if (chain.self_collision)
     for (int i = 0; i < chain.links; ++i)
       for (int j = i + 2; j < chain.links; ++j)
@@ -127,14 +132,38 @@ LINALG_HD bool chain_collides(const double* x, const double* y, const ChainView&
   return false;
 }
 
-// The whole validity decision for joint values q: within bounds and free of collision.
-LINALG_HD bool configuration_is_valid(const double* q, const ChainView& chain, const ObstacleView& obstacles,
-                                      const BoundsView& bounds) {
+// The whole validity decision for the joint values joint(0) .. joint(links - 1): within bounds and
+// free of collision. Without self-collision the chain is walked link by link, each tested as soon as
+// it is known, so no per-configuration arrays are needed (on the GPU they would live in slow local
+// memory); with self-collision the joint positions are kept for the pairwise test. The arithmetic is
+// the same either way, so is the answer.
+template <typename Joint>
+LINALG_HD bool configuration_is_valid_by(const Joint& joint, const ChainView& chain, const ObstacleView& obstacles,
+                                         const BoundsView& bounds) {
   for (int i = 0; i < chain.links; ++i)
-    if (!joint_in_bounds(q[i], i, bounds)) return false;
-  double x[kMaxLinks + 1], y[kMaxLinks + 1];
+    if (!joint_in_bounds(joint(i), i, bounds)) return false;
+  if (!chain.self_collision) {
+    double x = chain.base_x, y = chain.base_y, angle = 0.0;
+    for (int i = 0; i < chain.links; ++i) {
+      angle += joint(i);
+      double s, c;
+      deterministic_sincos(angle, &s, &c);
+      const double xn = x + c * chain.lengths[i], yn = y + s * chain.lengths[i];
+      if (link_collides(x, y, xn, yn, obstacles)) return false;
+      x = xn;
+      y = yn;
+    }
+    return true;
+  }
+  double q[kMaxLinks], x[kMaxLinks + 1], y[kMaxLinks + 1];
+  for (int i = 0; i < chain.links; ++i) q[i] = joint(i);
   forward_kinematics(q, chain, x, y);
   return !chain_collides(x, y, chain, obstacles);
+}
+
+LINALG_HD bool configuration_is_valid(const double* q, const ChainView& chain, const ObstacleView& obstacles,
+                                      const BoundsView& bounds) {
+  return configuration_is_valid_by([q](int i) { return q[i]; }, chain, obstacles, bounds);
 }
 
 }  // namespace ompl_cuda::detail

@@ -64,15 +64,23 @@ void ChainMotionValidator::checkMotions(
     std::vector<double>* last_valid_times) const {
   const int d = layout_->dimension();
   const std::size_t n = motions.size();
-  std::vector<double> from(n * d), to(n * d);
   std::vector<int> segments(n), first_invalid(n);
-  const ompl::base::StateSpacePtr& space = si_->getStateSpace();
-  for (std::size_t i = 0; i < n; ++i) {
-    layout_->read(motions[i].first, from.data() + i * d);
-    layout_->read(motions[i].second, to.data() + i * d);
-    segments[i] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));
-  }
-  engine_->check_motions(from.data(), to.data(), segments.data(), n, first_invalid.data());
+  const ompl::base::StateSpace* space = si_->getStateSpace().get();
+  // Reading the OMPL states and their segment counts is the host's share of the work: on all cores,
+  // straight into the engine's (pinned) staging memory.
+  engine_->check_motions_filled(
+      n,
+      [&](double* from, double* to, int* staged_segments) {
+        const long count = static_cast<long>(n);
+#pragma omp parallel for schedule(static) if (count > 4096)
+        for (long i = 0; i < count; ++i) {
+          layout_->read(motions[i].first, from + i * d);
+          layout_->read(motions[i].second, to + i * d);
+          staged_segments[i] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));
+          segments[i] = staged_segments[i];
+        }
+      },
+      first_invalid.data());
   valid.resize(n);
   if (last_valid_times) last_valid_times->resize(n, 0.0);
   std::size_t good = 0;

@@ -27,7 +27,9 @@ bool ChainValidityChecker::isValid(const ompl::base::State* state) const {
 void ChainValidityChecker::isValid(const std::vector<const ompl::base::State*>& states, std::vector<char>& valid) const {
   const int d = chain_.links();
   std::vector<double> q(states.size() * d);
-  for (std::size_t i = 0; i < states.size(); ++i) layout_->read(states[i], q.data() + i * d);
+  const long count = static_cast<long>(states.size());
+#pragma omp parallel for schedule(static) if (count > 4096)
+  for (long i = 0; i < count; ++i) layout_->read(states[i], q.data() + i * d);
   valid.resize(states.size());
   engine_->check_states(q.data(), states.size(), valid.data());
 }

@@ -47,6 +47,16 @@ bool clip(double x0, double y0, double x1, double y1, const ompl_cuda::Rectangle
   return t0 <= t1;
 }
 
+// Proper crossing of two segments by orientation signs (an independent test for the horn's walls).
+bool crosses(double ax, double ay, double bx, double by, double cx, double cy, double dx, double dy) {
+  auto orient = [](double px, double py, double qx, double qy, double rx, double ry) {
+    return (qx - px) * (ry - py) - (qy - py) * (rx - px);
+  };
+  const double o1 = orient(ax, ay, bx, by, cx, cy), o2 = orient(ax, ay, bx, by, dx, dy);
+  const double o3 = orient(cx, cy, dx, dy, ax, ay), o4 = orient(cx, cy, dx, dy, bx, by);
+  return ((o1 > 0) != (o2 > 0)) && ((o3 > 0) != (o4 > 0));
+}
+
 bool brute_force_valid(const std::vector<double>& q, const PlanarChain& chain, const Workspace2D& w) {
   for (const double v : q)
     if (!(v >= -M_PI - 1e-15 && v <= M_PI + 1e-15)) return false;
@@ -56,6 +66,8 @@ bool brute_force_valid(const std::vector<double>& q, const PlanarChain& chain, c
     const double xn = x + std::cos(angle) * chain.link_lengths[i], yn = y + std::sin(angle) * chain.link_lengths[i];
     for (const auto& r : w.rectangles)
       if (clip(x, y, xn, yn, r)) return false;
+    for (const auto& s : w.segments)
+      if (crosses(x, y, xn, yn, s.x0, s.y0, s.x1, s.y1)) return false;
     x = xn;
     y = yn;
   }
@@ -68,10 +80,8 @@ std::vector<double> joints(const ob::SpaceInformationPtr&, const ob::State* s, i
   return q;
 }
 
-TEST(ChainValidityChecker, CpuMatchesBruteForceOnRandomStates) {
-  const int links = 9;
-  const PlanarChain chain = PlanarChain::uniform(links, 1.0);
-  const Workspace2D w = chain_test::four_rectangles();
+void expect_matches_brute_force(const PlanarChain& chain, const Workspace2D& w) {
+  const int links = chain.links();
   for (const auto& si : {chain_test::real_vector_space(links), chain_test::so2_space(links)}) {
     ChainValidityChecker checker(si, chain, w, Backend::Cpu);
     auto states = random_states(si, links, 100000, 1);
@@ -88,14 +98,13 @@ TEST(ChainValidityChecker, CpuMatchesBruteForceOnRandomStates) {
   }
 }
 
-// Proper crossing of two segments by orientation signs (an independent test for the horn's walls).
-bool crosses(double ax, double ay, double bx, double by, double cx, double cy, double dx, double dy) {
-  auto orient = [](double px, double py, double qx, double qy, double rx, double ry) {
-    return (qx - px) * (ry - py) - (qy - py) * (rx - px);
-  };
-  const double o1 = orient(ax, ay, bx, by, cx, cy), o2 = orient(ax, ay, bx, by, dx, dy);
-  const double o3 = orient(cx, cy, dx, dy, ax, ay), o4 = orient(cx, cy, dx, dy, bx, by);
-  return ((o1 > 0) != (o2 > 0)) && ((o3 > 0) != (o4 > 0));
+TEST(ChainValidityChecker, CpuMatchesBruteForceOnRandomStates) {
+  expect_matches_brute_force(PlanarChain::uniform(9, 1.0), chain_test::four_rectangles());  // the paper's setting
+  // Thousands of obstacles: 2000 small random boxes.
+  expect_matches_brute_force(PlanarChain::uniform(9, 1.0),
+                             ompl_cuda::random_boxes(2000, -9, -9, 9, 9, 0.05, 0.2, 1.5, 4));
+  // The horn's segments (a 1-link-length chain among them, without self-collision).
+  expect_matches_brute_force(PlanarChain::uniform(10, 0.1), ompl_cuda::horn_environment(10));
 }
 
 TEST(ChainValidityChecker, HornEnvironmentMatchesDemoSetUp) {
@@ -324,6 +333,29 @@ TEST(ChainMotionValidator, GpuIdenticalToCpuOnManyMotions) {
     free_states(si, a);
     free_states(si, b);
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ChainValidityChecker, GpuIdenticalToCpuWithThousandsOfObstacles) {
+  REQUIRE_CUDA_DEVICE();
+  const int links = 9;
+  auto si = chain_test::real_vector_space(links);
+  const PlanarChain chain = PlanarChain::uniform(links, 1.0);
+  const Workspace2D boxes = ompl_cuda::random_boxes(3000, -9, -9, 9, 9, 0.05, 0.2, 1.5, 9);
+  ChainValidityChecker gpu(si, chain, boxes, Backend::Cuda), cpu(si, chain, boxes, Backend::Cpu);
+  auto states = random_states(si, links, 100000, 31, 0.8);
+  std::vector<const ob::State*> batch(states.begin(), states.end());
+  std::vector<char> gv, cv;
+  gpu.isValid(batch, gv);
+  cpu.isValid(batch, cv);
+  EXPECT_EQ(gv, cv);
+  const auto valid = std::count(cv.begin(), cv.end(), 1);
+  EXPECT_GT(valid, 100);
+  EXPECT_LT(valid, 99900);
+  free_states(si, states);
 }
 
 }  // namespace

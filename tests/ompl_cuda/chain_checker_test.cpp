@@ -344,7 +344,7 @@ TEST(ChainValidityChecker, GpuIdenticalToCpuWithThousandsOfObstacles) {
   const int links = 9;
   auto si = chain_test::real_vector_space(links);
   const PlanarChain chain = PlanarChain::uniform(links, 1.0);
-  const Workspace2D boxes = ompl_cuda::random_boxes(3000, -9, -9, 9, 9, 0.05, 0.2, 1.5, 9);
+  const Workspace2D boxes = ompl_cuda::random_boxes(3000, -30, -30, 30, 30, 0.05, 0.2, 1.5, 9);
   ChainValidityChecker gpu(si, chain, boxes, Backend::Cuda), cpu(si, chain, boxes, Backend::Cpu);
   auto states = random_states(si, links, 100000, 31, 0.8);
   std::vector<const ob::State*> batch(states.begin(), states.end());

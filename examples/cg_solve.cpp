@@ -4,15 +4,13 @@
 //   cg_solve --matrix ../shared/data/matrices/nos6.mtx --backend cpu --tol 1e-12
 //
 // b is all ones unless --rhs FILE (one value per line, or a Matrix Market array/vector) is given.
-#include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
 
+#include "command_line.h"
 #include "linalg_cuda/linalg_cuda.h"
 
 namespace {
@@ -34,25 +32,6 @@ Solves A x = b by (preconditioned) conjugate gradients and prints iterations, re
   --help             this text
 Exit status: 0 converged, 1 did not converge, 2 bad usage or input.
 )";
-
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "cg_solve: " << message << "\n\n" << kUsage;
-  std::exit(2);
-}
-
-int parse_int(const std::string& flag, const char* text) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value <= 0 || value > 1 << 20) usage_error(flag + " expects a positive integer, got '" + text + "'");
-  return static_cast<int>(value);
-}
-
-double parse_double(const std::string& flag, const char* text) {
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (*end != '\0' || !(value >= 0)) usage_error(flag + " expects a non-negative number, got '" + text + "'");
-  return value;
-}
 
 Eigen::VectorXd read_vector(const std::string& path, Eigen::Index n) {
   std::ifstream in(path);
@@ -78,39 +57,31 @@ Eigen::VectorXd read_vector(const std::string& path, Eigen::Index n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const examples::CommandLine cli("cg_solve", kUsage,
+                                  {"--matrix", "--poisson2d", "--poisson3d", "--precond", "--block-size", "--backend",
+                                   "--tol", "--max-iter", "--rhs", "--solution"});
   std::string matrix_path, rhs_path, solution_path;
   int poisson2d = 0, poisson3d = 0;
   linalg_cuda::CgOptions options;
   options.block_size = 3;
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (flag == "--help" || flag == "-h") {
-        std::cout << kUsage;
-        return 0;
-      }
-      static const char* const kValueFlags[] = {"--matrix", "--poisson2d", "--poisson3d", "--precond", "--block-size",
-                                                "--backend", "--tol", "--max-iter", "--rhs", "--solution"};
-      if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags))
-        usage_error("unknown option " + flag);
-      if (i + 1 >= argc) usage_error("missing value after " + flag);
-      const char* value = argv[++i];
+    for (const auto& [flag, value] : cli.parse(argc, argv)) {
       if (flag == "--matrix") matrix_path = value;
-      else if (flag == "--poisson2d") poisson2d = parse_int(flag, value);
-      else if (flag == "--poisson3d") poisson3d = parse_int(flag, value);
+      else if (flag == "--poisson2d") poisson2d = cli.integer(flag, value, 1, 1 << 15);
+      else if (flag == "--poisson3d") poisson3d = cli.integer(flag, value, 1, 1 << 10);
       else if (flag == "--precond") options.preconditioner = linalg_cuda::parse_preconditioner(value);
-      else if (flag == "--block-size") options.block_size = parse_int(flag, value);
+      else if (flag == "--block-size") options.block_size = cli.integer(flag, value, 1, 16);
       else if (flag == "--backend") options.backend = linalg_cuda::parse_backend(value);
-      else if (flag == "--tol") options.relative_tolerance = parse_double(flag, value);
-      else if (flag == "--max-iter") options.max_iterations = parse_int(flag, value);
+      else if (flag == "--tol") options.relative_tolerance = cli.number(flag, value, 0.0, 1.0);
+      else if (flag == "--max-iter") options.max_iterations = cli.integer(flag, value, 0, 1 << 30);
       else if (flag == "--rhs") rhs_path = value;
-      else if (flag == "--solution") solution_path = value;
+      else solution_path = value;
     }
   } catch (const linalg_cuda::InvalidArgument& e) {
-    usage_error(e.what());
+    cli.fail(e.what());
   }
   if ((matrix_path.empty() ? 0 : 1) + (poisson2d ? 1 : 0) + (poisson3d ? 1 : 0) != 1)
-    usage_error("give exactly one of --matrix, --poisson2d, --poisson3d");
+    cli.fail("give exactly one of --matrix, --poisson2d, --poisson3d");
 
   try {
     const auto t0 = std::chrono::steady_clock::now();

@@ -4,14 +4,12 @@
 //   gridmap_build                       # no log: a simulated robot in a generated floor plan
 //
 // Writes PREFIX.pgm + PREFIX.yaml (ROS map_server) and PREFIX.png (to look at).
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
-#include <iterator>
 #include <string>
 
+#include "command_line.h"
 #include "gridmap_cuda/gridmap_cuda.h"
 #include "linalg_cuda/errors.h"
 
@@ -33,18 +31,6 @@ ROBOTLASER1 lines with corrected poses) and writes it for ROS map_server and as 
 Exit status: 0 success, 2 bad usage or input, 3 failure while building or writing.
 )";
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "gridmap_build: " << message << "\n\n" << kUsage;
-  std::exit(2);
-}
-
-double parse_positive(const std::string& flag, const char* text) {
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (*end != '\0' || !(value > 0) || value > 1e6) usage_error(flag + " expects a positive number, got '" + text + "'");
-  return value;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -52,33 +38,24 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const examples::CommandLine cli("gridmap_build", kUsage,
+                                  {"--log", "--resolution", "--border", "--backend", "--out", "--scans", "--save-log"});
   std::string log_path, out = "map", save_log;
   double resolution = 0.025, border = 1.0;
   int synthetic_scans = 1000;
   gridmap_cuda::Backend backend = gridmap_cuda::Backend::Auto;
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (flag == "--help" || flag == "-h") {
-        std::cout << kUsage;
-        return 0;
-      }
-      static const char* const kValueFlags[] = {"--log", "--resolution", "--border", "--backend",
-                                                "--out", "--scans", "--save-log"};
-      if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags))
-        usage_error("unknown option " + flag);
-      if (i + 1 >= argc) usage_error("missing value after " + flag);
-      const char* value = argv[++i];
+    for (const auto& [flag, value] : cli.parse(argc, argv)) {
       if (flag == "--log") log_path = value;
-      else if (flag == "--resolution") resolution = parse_positive(flag, value);
-      else if (flag == "--border") border = parse_positive(flag, value);
+      else if (flag == "--resolution") resolution = cli.number(flag, value, 1e-4, 100.0);
+      else if (flag == "--border") border = cli.number(flag, value, 0.0, 1000.0);
       else if (flag == "--backend") backend = linalg_cuda::parse_backend(value);
       else if (flag == "--out") out = value;
-      else if (flag == "--scans") synthetic_scans = static_cast<int>(parse_positive(flag, value));
+      else if (flag == "--scans") synthetic_scans = cli.integer(flag, value, 1, 10000000);
       else save_log = value;
     }
   } catch (const linalg_cuda::InvalidArgument& e) {
-    usage_error(e.what());
+    cli.fail(e.what());
   }
 
   try {

@@ -3,11 +3,8 @@
 //
 //   plan_chain --env paper --planner batched-rrtstar --time 5 --svg paper.svg
 //   plan_chain --env horn --links 8 --planner rrtconnect --checker cpu
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
-#include <iterator>
 #include <string>
 
 #include <ompl/base/spaces/RealVectorStateSpace.h>
@@ -17,6 +14,7 @@
 #include <ompl/geometric/planners/rrt/RRTstar.h>
 #include <ompl/util/Console.h>
 
+#include "command_line.h"
 #include "linalg_cuda/errors.h"
 #include "ompl_cuda/batched_rrt_star.h"
 #include "ompl_cuda/chain_motion_validator.h"
@@ -42,51 +40,37 @@ ompl_cuda's ChainValidityChecker / ChainMotionValidator (GPU batches where the p
 Exit status: 0 solved, 1 no exact solution, 2 bad usage.
 )";
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "plan_chain: " << message << "\n\n" << kUsage;
-  std::exit(2);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
+  const examples::CommandLine cli("plan_chain", kUsage,
+                                  {"--env", "--links", "--boxes", "--seed", "--planner", "--checker", "--time", "--svg"});
   std::string env = "paper", planner_name = "batched-rrtstar", svg;
   int links = 0, boxes = 200;
   unsigned seed = 1;
   double time = 5.0;
   linalg_cuda::Backend backend = linalg_cuda::Backend::Auto;
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (flag == "--help" || flag == "-h") {
-        std::cout << kUsage;
-        return 0;
-      }
-      static const char* const kValueFlags[] = {"--env", "--links", "--boxes", "--seed", "--planner", "--checker", "--time", "--svg"};
-      if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags))
-        usage_error("unknown option " + flag);
-      if (i + 1 >= argc) usage_error("missing value after " + flag);
-      const std::string value = argv[++i];
+    for (const auto& [flag, value] : cli.parse(argc, argv)) {
       if (flag == "--env") env = value;
-      else if (flag == "--links") links = std::atoi(value.c_str());
-      else if (flag == "--boxes") boxes = std::atoi(value.c_str());
-      else if (flag == "--seed") seed = static_cast<unsigned>(std::atol(value.c_str()));
+      else if (flag == "--links") links = cli.integer(flag, value, 2, ompl_cuda::PlanarChain::kMaxLinks);
+      else if (flag == "--boxes") boxes = cli.integer(flag, value, 0, 1000000);
+      else if (flag == "--seed") seed = static_cast<unsigned>(cli.integer(flag, value, 0, 1 << 30));
       else if (flag == "--planner") planner_name = value;
       else if (flag == "--checker") backend = linalg_cuda::parse_backend(value);
-      else if (flag == "--time") time = std::atof(value.c_str());
+      else if (flag == "--time") time = cli.number(flag, value, 1e-3, 1e6);
       else svg = value;
     }
   } catch (const linalg_cuda::InvalidArgument& e) {
-    usage_error(e.what());
+    cli.fail(e.what());
   }
-  if (!(time > 0)) usage_error("--time must be positive");
 
   try {
     ompl_cuda::ChainProblem problem;
     if (env == "paper") problem = ompl_cuda::paper_problem();
     else if (env == "horn") problem = ompl_cuda::horn_problem(links > 0 ? links : 8);
     else if (env == "boxes") problem = ompl_cuda::boxes_problem(links > 0 ? links : 9, boxes, seed);
-    else usage_error("unknown environment '" + env + "'");
+    else cli.fail("unknown environment '" + env + "'");
 
     ompl::geometric::SimpleSetupPtr setup = ompl_cuda::make_simple_setup(problem, backend);
     const ompl::base::SpaceInformationPtr& si = setup->getSpaceInformation();
@@ -96,7 +80,7 @@ int main(int argc, char** argv) {
     else if (planner_name == "rrtconnect") planner = std::make_shared<ompl::geometric::RRTConnect>(si);
     else if (planner_name == "prm") planner = std::make_shared<ompl::geometric::PRM>(si);
     else if (planner_name == "batched-rrtstar") planner = std::make_shared<ompl_cuda::BatchedRRTstar>(si);
-    else usage_error("unknown planner '" + planner_name + "'");
+    else cli.fail("unknown planner '" + planner_name + "'");
     setup->setPlanner(planner);
     ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
 

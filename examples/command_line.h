@@ -1,0 +1,65 @@
+#pragma once
+// The command-line conventions every example shares: --help prints the usage and exits 0; an unknown
+// option, a missing value or a malformed number prints what is wrong and the usage, and exits 2.
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace examples {
+
+class CommandLine {
+ public:
+  CommandLine(std::string program, const char* usage, std::vector<std::string> value_flags)
+      : program_(std::move(program)), usage_(usage), value_flags_(std::move(value_flags)) {}
+
+  // flag -> value for every "--flag value" pair given (exits on --help or a bad option).
+  std::map<std::string, std::string> parse(int argc, char** argv) const {
+    std::map<std::string, std::string> values;
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (flag == "--help" || flag == "-h") {
+        std::cout << usage_;
+        std::exit(0);
+      }
+      if (std::find(value_flags_.begin(), value_flags_.end(), flag) == value_flags_.end()) fail("unknown option " + flag);
+      if (i + 1 >= argc) fail("missing value after " + flag);
+      values[flag] = argv[++i];
+    }
+    return values;
+  }
+
+  [[noreturn]] void fail(const std::string& message) const {
+    std::cerr << program_ << ": " << message << "\n\n" << usage_;
+    std::exit(2);
+  }
+
+  // A number in [low, high] (exits with the usage otherwise).
+  double number(const std::string& flag, const std::string& text, double low, double high) const {
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(value >= low && value <= high))
+      fail(flag + " expects a number in [" + trimmed(low) + ", " + trimmed(high) + "], got '" + text + "'");
+    return value;
+  }
+  int integer(const std::string& flag, const std::string& text, int low, int high) const {
+    const double value = number(flag, text, low, high);
+    if (value != static_cast<int>(value)) fail(flag + " expects a whole number, got '" + text + "'");
+    return static_cast<int>(value);
+  }
+
+ private:
+  static std::string trimmed(double v) {
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+  std::string program_;
+  const char* usage_;
+  std::vector<std::string> value_flags_;
+};
+
+}  // namespace examples

@@ -26,6 +26,13 @@ void require_finite(double v, std::size_t scan, const char* what) {
 
 std::vector<EvidenceEntry> build_evidence_table(const SensorModel& model, double resolution, int* table_size) {
   model.validate();
+  // The table has 2 (range_max / resolution)^2 entries: beyond 4096 cells of range that is gigabytes.
+  if (!(model.range_max / resolution <= 4096.0))
+    throw linalg_cuda::InvalidArgument("SensorModel: range_max / resolution = " +
+                                       std::to_string(model.range_max / resolution) +
+                                       " cells; at most 4096 are supported (coarser cells or a shorter range_max)");
+  if (!((model.usable_range + model.wall_thickness) / resolution < kMaxCellsFromLaser))
+    throw linalg_cuda::InvalidArgument("SensorModel: usable_range + wall_thickness spans more than 2^29 cells");
   *table_size = static_cast<int>(model.range_max / resolution);
   const int t = *table_size;
   if (t <= 0) return {};
@@ -92,6 +99,9 @@ BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<P
     if (inserted) {
       for (std::size_t i = 0; i < scan.ranges.size(); ++i) {
         const double angle = scan.start_angle + static_cast<double>(i) * scan.angular_resolution;
+        if (!std::isfinite(angle) || std::fabs(angle) > 1e6)
+          throw linalg_cuda::InvalidArgument("scan " + std::to_string(s) + ": beam " + std::to_string(i) +
+                                             " has an absurd angle (start_angle + i * angular_resolution)");
         batch.beam_cos.push_back(std::cos(angle));
         batch.beam_sin.push_back(std::sin(angle));
       }
@@ -99,7 +109,7 @@ BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<P
     ScanGeometry g;
     g.laser_x = (pose.x - spec.origin_x) / spec.resolution;
     g.laser_y = (pose.y - spec.origin_y) / spec.resolution;
-    if (!(std::fabs(g.laser_x) < 1e8 && std::fabs(g.laser_y) < 1e8))
+    if (!(std::fabs(g.laser_x) < kMaxCellsFromLaser && std::fabs(g.laser_y) < kMaxCellsFromLaser))
       throw linalg_cuda::InvalidArgument("scan " + std::to_string(s) + ": laser pose is absurdly far from the grid");
     g.cos_theta = std::cos(pose.theta);
     g.sin_theta = std::sin(pose.theta);
@@ -110,8 +120,9 @@ BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<P
     g.direction_table = it->second;
     batch.scans.push_back(g);
     total += static_cast<std::int64_t>(scan.ranges.size());
-    if (total > std::numeric_limits<int>::max())
-      throw linalg_cuda::InvalidArgument("more than 2^31 beams in one insert; insert the scans in parts");
+    if (static_cast<std::size_t>(total) > kMaxBeamsPerInsert)
+      throw linalg_cuda::InvalidArgument("more than " + std::to_string(kMaxBeamsPerInsert) +
+                                         " beams in one insert; insert the scans in parts");
   }
   batch.total_beams = static_cast<int>(total);
 

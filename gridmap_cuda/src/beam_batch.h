@@ -12,6 +12,10 @@
 
 namespace gridmap_cuda::detail {
 
+// Beyond these the integer cell arithmetic could overflow; inputs that would need them are rejected.
+constexpr std::size_t kMaxBeamsPerInsert = (std::size_t(1) << 31) - (std::size_t(1) << 20);
+constexpr double kMaxCellsFromLaser = 536870912.0;  // 2^29: |laser cell| and a beam's reach in cells
+
 struct BeamBatch {
   std::vector<ScanGeometry> scans;
   std::vector<double> beam_cos, beam_sin;  // direction tables, one per distinct scan geometry

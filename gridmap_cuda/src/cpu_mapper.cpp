@@ -38,8 +38,10 @@ class CpuMapper final : public MapperBackend {
     std::fill(known_.begin(), known_.end(), 0);
   }
 
-  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) override {
+  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                      bool reset_first) override {
     const BeamBatch batch = prepare_beams(scans, poses, spec_, model_);
+    if (reset_first) reset();
     const EvidenceParams params = make_params(spec_, model_, table_size_, table_.data());
     std::uint64_t updates = 0;
     for (std::size_t s = 0; s < scans.size(); ++s) {

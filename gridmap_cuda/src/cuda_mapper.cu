@@ -12,6 +12,7 @@
 // global addition: about half the global atomics, and none of the contention.
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "linalg_cuda/cuda_check.h"
@@ -158,6 +159,9 @@ class CudaMapper final : public MapperBackend {
     known_.reserve(spec.cells());
     table_.reserve(std::max<std::size_t>(1, table.size()) * sizeof(EvidenceEntry));
     updates_.reserve(sizeof(unsigned long long));
+    // The window kernel's shared memory is above the default 48 KB; the opt-in is per device.
+    LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           kWindowBytes));
     const cudaStream_t stream = linalg_cuda::thread_context().stream();
     if (!table.empty())
       LINALG_CUDA_CHECK(cudaMemcpyAsync(table_.data(), table.data(), table.size() * sizeof(EvidenceEntry),
@@ -172,14 +176,20 @@ class CudaMapper final : public MapperBackend {
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) override {
+  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                      bool reset_first) override {
     const cudaStream_t stream = linalg_cuda::thread_context().stream();
     // Everything the launch reads goes into one pinned staging area and up in one copy: the ranges
     // first (copied there while they are validated), then the scan geometry and direction tables.
-    const std::size_t range_bytes = round_up(count_beams(scans) * sizeof(float));
+    const std::size_t beams = count_beams(scans);
+    if (beams > kMaxBeamsPerInsert)
+      throw linalg_cuda::InvalidArgument("more than " + std::to_string(kMaxBeamsPerInsert) +
+                                         " beams in one insert; insert the scans in parts");
+    const std::size_t range_bytes = round_up(beams * sizeof(float));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // the previous insert's copy has left staging_
     staging_.reserve(range_bytes);
     const BeamBatch batch = prepare_beams(scans, poses, spec_, model_, staging_.as<float>());
+    if (reset_first) reset();
     if (batch.total_beams == 0) return {0, 0};
     const std::size_t scan_bytes = round_up(batch.scans.size() * sizeof(ScanGeometry));
     const std::size_t direction_bytes = round_up(batch.beam_cos.size() * sizeof(double));
@@ -213,12 +223,6 @@ class CudaMapper final : public MapperBackend {
 
     const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
     if (in.num_scans >= props.multiProcessorCount && window_is_safe(batch, max_increment_)) {
-      static const bool configured = [] {
-        LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel,
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, kWindowBytes));
-        return true;
-      }();
-      (void)configured;
       int per_sm = 0;
       LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, insert_scans_windowed_kernel,
                                                                       kScanThreads, kWindowBytes));
@@ -237,6 +241,7 @@ class CudaMapper final : public MapperBackend {
   }
 
   void read(OccupancyGrid* grid) const override {
+    std::lock_guard<std::mutex> lock(download_mutex_);
     // Through pinned memory (several times faster than a pageable download), then into the grid's
     // vectors on all cores.
     const cudaStream_t stream = linalg_cuda::thread_context().stream();
@@ -268,6 +273,7 @@ class CudaMapper final : public MapperBackend {
   linalg_cuda::DeviceBuffer evidence_, known_, table_, updates_, inputs_;
   linalg_cuda::PinnedBuffer staging_;
   mutable linalg_cuda::PinnedBuffer download_;
+  mutable std::mutex download_mutex_;  // map() may be called from several threads
 };
 
 }  // namespace

@@ -20,8 +20,10 @@ GridMapper::~GridMapper() = default;
 GridMapper::GridMapper(GridMapper&&) noexcept = default;
 GridMapper& GridMapper::operator=(GridMapper&&) noexcept = default;
 
-void GridMapper::insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) {
-  const detail::InsertResult result = impl_->insert(scans, poses);
+void GridMapper::insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                              bool reset_first) {
+  const detail::InsertResult result = impl_->insert(scans, poses, reset_first);
+  if (reset_first) stats_ = {};
   stats_.scans += scans.size();
   stats_.beams += detail::count_beams(scans);
   stats_.used_beams += result.used_beams;
@@ -30,17 +32,14 @@ void GridMapper::insert_batch(const std::vector<LaserScan>& scans, const std::ve
 
 void GridMapper::insert(const LaserScan& scan) {
   // A one-element batch; the vector copy is one scan's ranges, small next to the transfer.
-  insert_batch(std::vector<LaserScan>{scan}, nullptr);
+  insert_batch(std::vector<LaserScan>{scan}, nullptr, false);
 }
 
-void GridMapper::insert(const std::vector<LaserScan>& scans) { insert_batch(scans, nullptr); }
+void GridMapper::insert(const std::vector<LaserScan>& scans) { insert_batch(scans, nullptr, false); }
 
 void GridMapper::rebuild(const std::vector<LaserScan>& scans, const std::vector<Pose2D>& new_poses) {
-  if (new_poses.size() != scans.size())  // checked before the map is cleared
-    throw linalg_cuda::InvalidArgument("rebuild: " + std::to_string(new_poses.size()) + " poses for " +
-                                       std::to_string(scans.size()) + " scans");
-  reset();
-  insert_batch(scans, &new_poses);
+  // The backend validates everything before it clears the map: a bad input leaves the old map.
+  insert_batch(scans, &new_poses, true);
 }
 
 void GridMapper::reset() {

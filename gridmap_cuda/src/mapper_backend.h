@@ -21,9 +21,11 @@ class MapperBackend {
  public:
   virtual ~MapperBackend() = default;
   virtual void reset() = 0;
-  // Adds the evidence of every beam of `scans` (laser poses replaced by `poses` when not null).
-  // Validates everything before the map is touched, so a throw leaves the map as it was.
-  virtual InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses) = 0;
+  // Adds the evidence of every beam of `scans` (laser poses replaced by `poses` when not null), after
+  // clearing the map when reset_first is set. Validates everything before the map is touched, so a
+  // throw leaves the map as it was.
+  virtual InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                              bool reset_first) = 0;
   // Copies the map into grid->evidence and grid->known (sized by the caller's spec).
   virtual void read(OccupancyGrid* grid) const = 0;
 };

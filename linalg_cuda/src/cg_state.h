@@ -60,7 +60,10 @@ LINALG_HD void finish_alpha(CgState* s, double pap) {
   s->last_pap = pap;
   if (!isfinite(pap)) s->status = kCgNonFinite;
   else if (!(pap > 0.0)) s->status = kCgNotPositiveDefinite;
-  else s->alpha = s->rz / pap;
+  else {
+    s->alpha = s->rz / pap;
+    if (!isfinite(s->alpha)) s->status = kCgNonFinite;  // p'Ap underflowed: stop before x is spoiled
+  }
 }
 
 // The new residual is known: count the iteration, test convergence, else beta = r'z_new / r'z.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <typeinfo>
 
 #include "cg_kernels.cuh"
 #include "linalg_cuda/cuda_check.h"
@@ -58,6 +59,15 @@ int rows_per_chunk(const DeviceCsrMatrix& a) {
   return rows;
 }
 
+// Ends a stream capture that failed part-way and drops what was captured, so that the stream can be
+// used again.
+void abandon_capture(cudaStream_t stream, cudaGraph_t* graph) {
+  cudaStreamEndCapture(stream, graph);
+  if (*graph) cudaGraphDestroy(*graph);
+  *graph = nullptr;
+  cudaGetLastError();
+}
+
 }  // namespace
 
 ConjugateGradient::ConjugateGradient(CgOptions options) : options_(options) {}
@@ -77,6 +87,8 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
                             "; all must equal n");
   if (n > static_cast<std::size_t>(INT32_MAX - (1 << 24)))
     throw InvalidArgument("cg: systems of " + std::to_string(n) + " rows exceed the 32-bit index range");
+  if (const auto* m = dynamic_cast<const DeviceCsrMatrix*>(&a); m && m->nonzeros() > static_cast<std::size_t>(INT32_MAX - 1024))
+    throw InvalidArgument("cg: " + std::to_string(m->nonzeros()) + " nonzeros exceed the 32-bit index range");
   if (options_.check_every < 1) throw InvalidArgument("cg: check_every must be >= 1");
 
   SolverSummary summary;
@@ -98,8 +110,11 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   const int size = static_cast<int>(n);
 
   // How this operator and preconditioner run: fused kernels where we know the data.
-  const auto* csr = dynamic_cast<const DeviceCsrMatrix*>(&a);
-  const auto* jacobi = dynamic_cast<const JacobiPreconditioner*>(preconditioner);
+  // Exactly these classes: a subclass may override apply(), which the fused kernels would bypass.
+  const auto* csr = typeid(a) == typeid(DeviceCsrMatrix) ? static_cast<const DeviceCsrMatrix*>(&a) : nullptr;
+  const auto* jacobi = preconditioner && typeid(*preconditioner) == typeid(JacobiPreconditioner)
+                           ? static_cast<const JacobiPreconditioner*>(preconditioner)
+                           : nullptr;
   const double* inverse_diagonal = jacobi ? jacobi->inverse_diagonal().data() : nullptr;
   const bool fused_update = preconditioner == nullptr || jacobi != nullptr;
   double* z = preconditioner ? w.z.data() : w.r.data();  // without preconditioner z is r
@@ -169,11 +184,12 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
       LINALG_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     } catch (const CudaError&) {
       // Something in the operator cannot be captured: end the capture, forget it, launch directly.
-      cudaStreamEndCapture(stream, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      graph = nullptr;
-      cudaGetLastError();
+      abandon_capture(stream, &graph);
       use_graph = false;
+    } catch (...) {
+      // Any other failure of a user operator: leave the stream usable, then report it.
+      abandon_capture(stream, &graph);
+      throw;
     }
     if (graph) {
       cudaGraphExecUpdateResultInfo info;
@@ -183,7 +199,11 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
         w.graph = nullptr;
         const cudaError_t status = cudaGraphInstantiate(&w.graph, graph, 0);
         cudaGraphDestroy(graph);
-        LINALG_CUDA_CHECK(status);
+        if (status != cudaSuccess) {  // no graph then: launch directly
+          cudaGetLastError();
+          w.graph = nullptr;
+          use_graph = false;
+        }
       } else {
         cudaGraphDestroy(graph);
       }

@@ -9,16 +9,32 @@ CudaContext::CudaContext() {
   LINALG_CUDA_CHECK(cudaGetDevice(&device));
   LINALG_CUDA_CHECK(cudaGetDeviceProperties(&properties_, device));
   LINALG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  try {
-    LINALG_CUDA_CHECK(cublasCreate(&cublas_));
-    LINALG_CUDA_CHECK(cublasSetStream(cublas_, stream_));
-    LINALG_CUDA_CHECK(cusparseCreate(&cusparse_));
-    LINALG_CUDA_CHECK(cusparseSetStream(cusparse_, stream_));
-  } catch (...) {
-    if (cublas_) cublasDestroy(cublas_);
-    cudaStreamDestroy(stream_);
-    throw;
+}
+
+cublasHandle_t CudaContext::cublas() const {
+  if (!cublas_) {
+    cublasHandle_t handle = nullptr;
+    LINALG_CUDA_CHECK(cublasCreate(&handle));
+    if (const cublasStatus_t status = cublasSetStream(handle, stream_); status != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(handle);
+      LINALG_CUDA_CHECK(status);
+    }
+    cublas_ = handle;
   }
+  return cublas_;
+}
+
+cusparseHandle_t CudaContext::cusparse() const {
+  if (!cusparse_) {
+    cusparseHandle_t handle = nullptr;
+    LINALG_CUDA_CHECK(cusparseCreate(&handle));
+    if (const cusparseStatus_t status = cusparseSetStream(handle, stream_); status != CUSPARSE_STATUS_SUCCESS) {
+      cusparseDestroy(handle);
+      LINALG_CUDA_CHECK(status);
+    }
+    cusparse_ = handle;
+  }
+  return cusparse_;
 }
 
 CudaContext::~CudaContext() {

@@ -65,6 +65,7 @@ void BatchedRRTstar::free_memory() {
   tree_.clear();
   if (nn_) nn_->clear();
   best_goal_ = nullptr;
+  best_cost_ = std::numeric_limits<double>::infinity();
 }
 
 void BatchedRRTstar::clear() {
@@ -74,9 +75,7 @@ void BatchedRRTstar::clear() {
   samples_ = 0;
 }
 
-double BatchedRRTstar::bestCost() const {
-  return best_goal_ ? best_goal_->cost.value() : std::numeric_limits<double>::infinity();
-}
+double BatchedRRTstar::bestCost() const { return best_cost_; }
 
 void BatchedRRTstar::update_child_costs(Motion* m) {
   for (Motion* child : m->children) {
@@ -101,6 +100,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
     return ob::PlannerStatus::INVALID_START;
   }
   if (!sampler_) sampler_ = si_->allocStateSampler();
+  k_rrt_ = rewire_factor_ * std::exp(1.0) * (1.0 + 1.0 / si_->getStateDimension());  // rewire_factor may have changed
   const auto* batch_validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get());
 
   struct Candidate {
@@ -136,11 +136,19 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
       batch.push_back(std::move(c));
     }
     // 2. Every candidate-parent edge of the batch in one check (one launch with ChainMotionValidator).
-    if (batch_validator) {
-      batch_validator->checkMotions(edges, edge_valid);
-    } else {
-      edge_valid.resize(edges.size());
-      for (std::size_t e = 0; e < edges.size(); ++e) edge_valid[e] = si_->checkMotion(edges[e].first, edges[e].second);
+    try {
+      if (batch_validator) {
+        batch_validator->checkMotions(edges, edge_valid);
+      } else {
+        edge_valid.resize(edges.size());
+        for (std::size_t e = 0; e < edges.size(); ++e) edge_valid[e] = si_->checkMotion(edges[e].first, edges[e].second);
+      }
+    } catch (...) {
+      for (Candidate& c : batch) {  // the new motions are not in the tree yet: free them here
+        si_->freeState(c.motion->state);
+        delete c.motion;
+      }
+      throw;
     }
     // 3. Connect each new state to its cheapest valid parent, then rewire its neighbours through it
     // (reusing the edge checks: the motion validator is symmetric for these spaces, as RRT* assumes).
@@ -186,6 +194,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
       double distance_to_goal = 0.0;
       m->in_goal = goal->isSatisfied(m->state, &distance_to_goal);
       if (m->in_goal && (!best_goal_ || objective_->isCostBetterThan(m->cost, best_goal_->cost))) best_goal_ = m;
+      best_cost_ = best_goal_ ? best_goal_->cost.value() : std::numeric_limits<double>::infinity();
       if (!m->in_goal && distance_to_goal < approximate_distance) {
         approximate_distance = distance_to_goal;
         approximate = m;
@@ -195,6 +204,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
     if (best_goal_)
       for (Motion* m : tree_)
         if (m->in_goal && objective_->isCostBetterThan(m->cost, best_goal_->cost)) best_goal_ = m;
+    if (best_goal_) best_cost_ = best_goal_->cost.value();
   }
 
   Motion* solution = best_goal_ ? best_goal_ : approximate;
@@ -205,8 +215,8 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) path->append((*it)->state);
   ob::PlannerSolution result(path);
   result.setPlannerName(getName());
-  if (!best_goal_) result.setApproximate(approximate_distance);
-  result.setOptimized(objective_, solution->cost, objective_->isSatisfied(solution->cost));
+  if (best_goal_) result.setOptimized(objective_, solution->cost, objective_->isSatisfied(solution->cost));
+  else result.setApproximate(approximate_distance);
   pdef_->addSolutionPath(result);
   OMPL_INFORM("%s: %u samples, %u states in the tree, best cost %.4f%s", getName().c_str(), samples_,
               static_cast<unsigned>(tree_.size()), solution->cost.value(), best_goal_ ? "" : " (approximate)");

@@ -197,6 +197,30 @@ TEST(CpuMapper, RebuildEqualsAFreshMapWithTheNewPoses) {
   EXPECT_THROW(mapper.rebuild(scans, {}), linalg_cuda::InvalidArgument);
 }
 
+TEST(CpuMapper, FailedRebuildKeepsTheMap) {
+  std::vector<LaserScan> scans;
+  for (int s = 0; s < 5; ++s) scans.push_back(single_beam(0.2 * s, 0.0, 0.5, 3.0f));
+  GridMapper mapper(small_grid(), {}, Backend::Cpu);
+  mapper.insert(scans);
+  const OccupancyGrid before = mapper.map();
+  std::vector<gridmap_cuda::Pose2D> poses(scans.size(), {0.0, 0.0, 0.0});
+  poses[3].x = std::nan("");
+  EXPECT_THROW(mapper.rebuild(scans, poses), linalg_cuda::InvalidArgument);
+  EXPECT_THROW(mapper.rebuild(scans, {}), linalg_cuda::InvalidArgument);
+  EXPECT_EQ(mapper.map().evidence, before.evidence);
+  EXPECT_EQ(mapper.stats().scans, scans.size());
+}
+
+TEST(CpuMapper, AbsurdGeometryIsRejected) {
+  GridMapper mapper(small_grid(), {}, Backend::Cpu);
+  LaserScan scan = single_beam(0, 0, 0, 1.0f);
+  scan.ranges = {1.0f, 1.0f};
+  scan.angular_resolution = 1e308;  // beam 1 at an infinite angle
+  EXPECT_THROW(mapper.insert(scan), linalg_cuda::InvalidArgument);
+  GridSpec fine = small_grid(0.001, 100);  // range_max spans 10,000 cells: a 3 GB table
+  EXPECT_THROW(GridMapper(fine, {}, Backend::Cpu), linalg_cuda::InvalidArgument);
+}
+
 TEST(CpuMapper, BadInputIsRejected) {
   GridMapper mapper(small_grid(), {}, Backend::Cpu);
   EXPECT_THROW(mapper.insert(single_beam(0, 0, 0, std::nanf(""))), linalg_cuda::InvalidArgument);

@@ -47,7 +47,8 @@ class GridMapper {
   void insert(const LaserScan& scan);
   // A whole log (or any batch) in one transfer and one launch.
   void insert(const std::vector<LaserScan>& scans);
-  // Loop closure: clears the map and inserts `scans` with their laser poses replaced by `new_poses`.
+  // Loop closure: clears the map and inserts `scans` with their laser poses replaced by `new_poses`
+  // (a throw for invalid input leaves the previous map and statistics as they were).
   void rebuild(const std::vector<LaserScan>& scans, const std::vector<Pose2D>& new_poses);
   // Unknown again everywhere; the statistics restart.
   void reset();
@@ -59,7 +60,7 @@ class GridMapper {
   const MapperStats& stats() const { return stats_; }
 
  private:
-  void insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses);
+  void insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, bool reset_first);
   GridSpec spec_;
   SensorModel model_;
   Backend backend_;

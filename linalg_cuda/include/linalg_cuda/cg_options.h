@@ -19,8 +19,10 @@ struct CgOptions {
   int max_iterations = 10000;
   // The GPU solver reads its convergence state back to the host every check_every iterations (a
   // single small copy; the iterations in between run as one CUDA graph launch with no host sync).
-  // The device stops updating at the exact iteration that converged, so this only costs up to
-  // check_every - 1 empty kernel launches, never accuracy.
+  // The device stops updating at the exact iteration that converged, so this never costs accuracy;
+  // it costs up to check_every - 1 leftover iterations, whose own kernels return at once but whose
+  // operator and general preconditioner applications run in full (a costly matrix-free operator may
+  // want a smaller value).
   int check_every = 16;
   // Capture each batch of iterations in a CUDA graph (falls back to plain launches if an operator
   // cannot be captured).

@@ -1,7 +1,9 @@
 #pragma once
 // The stream and library handles the project's GPU code runs on. Every thread gets its own
-// context (one non-blocking stream, one cuBLAS and one cuSPARSE handle bound to it), created on
-// first use and kept for the thread's life, so no call creates handles or streams in a hot path.
+// context: one non-blocking stream, created on the thread's first use, and cuBLAS / cuSPARSE handles
+// bound to it, created on their first use (code that only launches kernels never pays for them).
+// All are kept for the thread's life. Programs that run work on short-lived threads (OMPL's
+// Benchmark solves each run on a new thread) pay the stream's creation once per thread.
 // All operations of linalg_cuda on a thread are ordered on that thread's stream; transfers to the
 // host synchronise it. Hand device data to another thread only after synchronize().
 #include <cublas_v2.h>
@@ -18,16 +20,16 @@ class CudaContext {
   CudaContext& operator=(const CudaContext&) = delete;
 
   cudaStream_t stream() const { return stream_; }
-  cublasHandle_t cublas() const { return cublas_; }
-  cusparseHandle_t cusparse() const { return cusparse_; }
+  cublasHandle_t cublas() const;
+  cusparseHandle_t cusparse() const;
   // Properties of the current device, read once.
   const cudaDeviceProp& device_properties() const { return properties_; }
   void synchronize() const;
 
  private:
   cudaStream_t stream_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
-  cusparseHandle_t cusparse_ = nullptr;
+  mutable cublasHandle_t cublas_ = nullptr;
+  mutable cusparseHandle_t cusparse_ = nullptr;
   cudaDeviceProp properties_{};
 };
 

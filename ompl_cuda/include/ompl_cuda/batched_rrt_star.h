@@ -8,6 +8,8 @@
 // log n); honours the PlannerTerminationCondition between batches; fills PlannerData; usable from
 // SimpleSetup and ompl::tools::Benchmark. Parameters: range, goal_bias, batch_size, rewire_factor,
 // max_samples (0 = until the termination condition).
+#include <atomic>
+#include <limits>
 #include <vector>
 
 #include <ompl/base/Planner.h>
@@ -38,6 +40,8 @@ class BatchedRRTstar : public ompl::base::Planner {
   void setMaxSamples(unsigned int samples) { max_samples_ = samples; }
   unsigned int getMaxSamples() const { return max_samples_; }
   unsigned int samplesDrawn() const { return samples_; }
+  // Cost of the best solution so far (infinity without one); safe to read while solve() runs, as
+  // Benchmark's progress thread does.
   double bestCost() const;
 
  private:
@@ -49,6 +53,7 @@ class BatchedRRTstar : public ompl::base::Planner {
   ompl::base::StateSamplerPtr sampler_;
   ompl::base::OptimizationObjectivePtr objective_;
   Motion* best_goal_ = nullptr;
+  std::atomic<double> best_cost_{std::numeric_limits<double>::infinity()};
   double range_ = 0.0;
   double goal_bias_ = 0.05;
   unsigned int batch_size_ = 64;

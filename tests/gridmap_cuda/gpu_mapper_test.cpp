@@ -137,7 +137,7 @@ TEST(GpuMapper, BadInputIsRejectedAndNothingIsLeftBehind) {
   std::size_t free_before = 0, total = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
   GridSpec huge;
-  huge.resolution = 0.001;
+  huge.resolution = 0.01;  // fine enough for a 2^40-cell grid, coarse enough for the sensor table
   huge.width = huge.height = 1 << 20;
   try {
     GridMapper too_big(huge, {}, Backend::Cuda);

@@ -46,22 +46,12 @@ class CpuMapper final : public MapperBackend {
     std::uint64_t updates = 0;
     for (std::size_t s = 0; s < scans.size(); ++s) {
       const ScanGeometry& scan = batch.scans[s];
-      for (int i = 0; i < scan.beams; ++i) {
-        const float range = scans[s].ranges[i];
-        if (!beam_is_used(range, params)) continue;
-        const BresenhamLine line = beam_line(scan, batch.beam_cos[scan.direction_table + i],
-                                             batch.beam_sin[scan.direction_table + i], range, params);
-        const int steps = steps_to_visit(line, params);
-        for (int j = 0; j < steps; ++j) {
-          CellUpdate update;
-          const CellOutcome outcome = cell_update(line, j, scan, range, params, &update);
-          if (outcome == CellOutcome::RayEnded) break;
-          if (outcome == CellOutcome::OutsideGrid) continue;
-          evidence_[update.index] += update.increment;
-          known_[update.index] = 1;
-          ++updates;
-        }
-      }
+      for (int i = 0; i < scan.beams; ++i)
+        updates += for_each_beam_update(scan, i, scans[s].ranges[i], batch.beam_cos.data(), batch.beam_sin.data(),
+                                        params, 0, 1, [&](const CellUpdate& u) {
+                                          evidence_[u.index] += u.increment;
+                                          known_[u.index] = 1;
+                                        });
     }
     return {updates, batch.used_beams};
   }

@@ -69,20 +69,8 @@ __global__ void __launch_bounds__(kThreads) insert_beams_kernel(KernelInputs in,
       else hi = mid - 1;
     }
     const ScanGeometry& scan = in.scans[lo];
-    const float range = in.ranges[beam];
-    if (!beam_is_used(range, in.params)) continue;
-    const int i = beam - scan.first_beam;
-    const BresenhamLine line = beam_line(scan, in.beam_cos[scan.direction_table + i],
-                                         in.beam_sin[scan.direction_table + i], range, in.params);
-    const int steps = steps_to_visit(line, in.params);
-    for (int j = lane; j < steps; j += 32) {
-      CellUpdate update;
-      const CellOutcome outcome = cell_update(line, j, scan, range, in.params, &update);
-      if (outcome == CellOutcome::RayEnded) break;  // and so are this lane's later cells
-      if (outcome == CellOutcome::OutsideGrid) continue;
-      add_to_map(in, update.index, update.increment);
-      ++count;
-    }
+    count += for_each_beam_update(scan, beam - scan.first_beam, in.ranges[beam], in.beam_cos, in.beam_sin, in.params,
+                                  lane, 32, [&](const CellUpdate& u) { add_to_map(in, u.index, u.increment); });
   }
   count_updates(in, count);
 }
@@ -101,27 +89,18 @@ __global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(Ker
     __syncthreads();
     const ScanGeometry scan = in.scans[s];
     const int window_x = scan.laser_cell_x - kWindow / 2, window_y = scan.laser_cell_y - kWindow / 2;
-    for (int i = warp; i < scan.beams; i += kWarps) {
-      const float range = in.ranges[scan.first_beam + i];
-      if (!beam_is_used(range, in.params)) continue;
-      const BresenhamLine line = beam_line(scan, in.beam_cos[scan.direction_table + i],
-                                           in.beam_sin[scan.direction_table + i], range, in.params);
-      const int steps = steps_to_visit(line, in.params);
-      for (int j = lane; j < steps; j += 32) {
-        CellUpdate update;
-        const CellOutcome outcome = cell_update(line, j, scan, range, in.params, &update);
-        if (outcome == CellOutcome::RayEnded) break;
-        if (outcome == CellOutcome::OutsideGrid) continue;
-        ++count;
-        const unsigned wx = static_cast<unsigned>(update.x - window_x), wy = static_cast<unsigned>(update.y - window_y);
-        if (wx < kWindow && wy < kWindow) {
-          atomicAdd(sums + wy * kWindow + wx, update.increment);
-          touched[wy * kWindow + wx] = 1;
-        } else {
-          add_to_map(in, update.index, update.increment);
-        }
-      }
-    }
+    for (int i = warp; i < scan.beams; i += kWarps)
+      count += for_each_beam_update(scan, i, in.ranges[scan.first_beam + i], in.beam_cos, in.beam_sin, in.params, lane,
+                                    32, [&](const CellUpdate& u) {
+                                      const unsigned wx = static_cast<unsigned>(u.x - window_x);
+                                      const unsigned wy = static_cast<unsigned>(u.y - window_y);
+                                      if (wx < kWindow && wy < kWindow) {
+                                        atomicAdd(sums + wy * kWindow + wx, u.increment);
+                                        touched[wy * kWindow + wx] = 1;
+                                      } else {
+                                        add_to_map(in, u.index, u.increment);
+                                      }
+                                    });
     __syncthreads();
     for (int k = threadIdx.x; k < kWindowCells; k += kScanThreads) {
       if (!touched[k]) continue;  // only cells inside the grid were ever touched

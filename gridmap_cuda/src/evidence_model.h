@@ -91,6 +91,28 @@ LINALG_HD CellOutcome cell_update(const BresenhamLine& line, int j, const ScanGe
   return CellOutcome::Update;
 }
 
+// Every update of beam i of a scan, in CARMEN's order along the line: cells first, first + stride,
+// ... (the CPU walks them all, a GPU lane every 32nd); apply(update) for each; returns how many.
+template <typename Apply>
+LINALG_HD int for_each_beam_update(const ScanGeometry& scan, int i, float range, const double* beam_cos,
+                                   const double* beam_sin, const EvidenceParams& p, int first, int stride,
+                                   const Apply& apply) {
+  if (!beam_is_used(range, p)) return 0;
+  const BresenhamLine line =
+      beam_line(scan, beam_cos[scan.direction_table + i], beam_sin[scan.direction_table + i], range, p);
+  const int steps = steps_to_visit(line, p);
+  int updates = 0;
+  for (int j = first; j < steps; j += stride) {
+    CellUpdate update;
+    const CellOutcome outcome = cell_update(line, j, scan, range, p, &update);
+    if (outcome == CellOutcome::RayEnded) break;  // and so are all later cells (the distance grows)
+    if (outcome == CellOutcome::OutsideGrid) continue;
+    apply(update);
+    ++updates;
+  }
+  return updates;
+}
+
 // The largest |increment| of the table: bounds what one scan can add to one cell.
 inline int64_t max_abs_increment(const EvidenceEntry* entries, std::size_t count) {
   int64_t m = 0;

@@ -83,6 +83,7 @@ __global__ void __launch_bounds__(kThreads) check_motions_kernel(DeviceViews v, 
 // Device copies of the constant data and the growing scratch.
 struct ChainCheckEngine::Device {
   linalg_cuda::DeviceBuffer constants;  // lengths, rects, segs, low, high
+  linalg_cuda::DeviceBuffer grid;       // rectangle grid: cell_start, then cell_rects
   linalg_cuda::DeviceBuffer inputs, outputs;
   linalg_cuda::PinnedBuffer staging;
   DeviceViews views{};
@@ -96,6 +97,7 @@ ChainCheckEngine::ChainCheckEngine(const PlanarChain& chain, const Workspace2D& 
   workspace.validate();
   for (const Rectangle& r : workspace.rectangles) rects_.insert(rects_.end(), {r.x_min, r.y_min, r.x_max, r.y_max});
   for (const Segment2D& s : workspace.segments) segs_.insert(segs_.end(), {s.x0, s.y0, s.x1, s.y1});
+  grid_ = build_rectangle_grid(rects_);
   if (backend_ != linalg_cuda::Backend::Cuda) return;
 
   device_ = std::make_unique<Device>();
@@ -110,12 +112,23 @@ ChainCheckEngine::ChainCheckEngine(const PlanarChain& chain, const Workspace2D& 
   const cudaStream_t stream = linalg_cuda::thread_context().stream();
   LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->constants.data(), constants.data(), constants.size() * sizeof(double),
                                     cudaMemcpyHostToDevice, stream));
+  std::vector<int> grid_lists(grid_.cell_start);
+  grid_lists.insert(grid_lists.end(), grid_.cell_rects.begin(), grid_.cell_rects.end());
+  if (!grid_lists.empty()) {
+    device_->grid.reserve(grid_lists.size() * sizeof(int));
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->grid.data(), grid_lists.data(), grid_lists.size() * sizeof(int),
+                                      cudaMemcpyHostToDevice, stream));
+  }
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
   const double* base = device_->constants.as<double>();
   DeviceViews& v = device_->views;
   v.chain = {d, base, chain_.base_x, chain_.base_y, chain_.self_collision};
   v.obstacles = {static_cast<int>(workspace.rectangles.size()), base + d, static_cast<int>(workspace.segments.size()),
-                 base + d + rects_.size()};
+                 base + d + rects_.size(), grid_.layout};
+  if (!grid_lists.empty()) {
+    v.obstacles.grid.cell_start = device_->grid.as<int>();
+    v.obstacles.grid.cell_rects = device_->grid.as<int>() + grid_.cell_start.size();
+  }
   v.bounds = {kind_, base + d + rects_.size() + segs_.size(), base + 2 * d + rects_.size() + segs_.size()};
   v.kind = kind_;
 }
@@ -127,7 +140,8 @@ ChainView ChainCheckEngine::chain_view() const {
 }
 
 ObstacleView ChainCheckEngine::obstacle_view() const {
-  return {static_cast<int>(rects_.size() / 4), rects_.data(), static_cast<int>(segs_.size() / 4), segs_.data()};
+  return {static_cast<int>(rects_.size() / 4), rects_.data(), static_cast<int>(segs_.size() / 4), segs_.data(),
+          grid_.view()};
 }
 
 BoundsView ChainCheckEngine::bounds_view() const { return {kind_, low_.data(), high_.data()}; }

@@ -62,6 +62,7 @@ class ChainCheckEngine {
 
   PlanarChain chain_;
   std::vector<double> rects_, segs_, low_, high_;
+  RectangleGrid grid_;  // over rects_, when there are many
   JointKind kind_;
   linalg_cuda::Backend backend_;
   std::unique_ptr<Device> device_;

@@ -6,6 +6,7 @@
 
 #include "deterministic_trig.h"
 #include "linalg_cuda/host_device.h"
+#include "rectangle_grid.h"
 
 namespace ompl_cuda::detail {
 
@@ -30,6 +31,7 @@ struct ObstacleView {
   const double* rects;     // x_min, y_min, x_max, y_max per rectangle
   int segments;
   const double* segs;      // x0, y0, x1, y1 per segment
+  RectangleGridView grid;  // over the rectangles when there are many (nx = 0: none)
 };
 
 struct BoundsView {
@@ -111,9 +113,23 @@ LINALG_HD bool segments_intersect(double ax0, double ay0, double ax1, double ay1
 }
 
 // Does link (x0, y0)-(x1, y1) meet an obstacle?
+// Segments are always tested one by one: the demo's test accepts crossings slightly beyond the end of
+// a wall (its tolerances are scaled by the determinant), so it is not local enough for a grid.
 LINALG_HD bool link_collides(double x0, double y0, double x1, double y1, const ObstacleView& obstacles) {
-  for (int r = 0; r < obstacles.rectangles; ++r)
-    if (segment_hits_rectangle(x0, y0, x1, y1, obstacles.rects + 4 * r)) return true;
+  const RectangleGridView& g = obstacles.grid;
+  if (g.nx > 0) {
+    const int i0 = grid_cell(fmin(x0, x1), g.x0, g.inv_w, g.nx), i1 = grid_cell(fmax(x0, x1), g.x0, g.inv_w, g.nx);
+    const int j0 = grid_cell(fmin(y0, y1), g.y0, g.inv_h, g.ny), j1 = grid_cell(fmax(y0, y1), g.y0, g.inv_h, g.ny);
+    for (int j = j0; j <= j1; ++j)
+      for (int i = i0; i <= i1; ++i) {
+        const int cell = j * g.nx + i;
+        for (int k = g.cell_start[cell]; k < g.cell_start[cell + 1]; ++k)
+          if (segment_hits_rectangle(x0, y0, x1, y1, obstacles.rects + 4 * g.cell_rects[k])) return true;
+      }
+  } else {
+    for (int r = 0; r < obstacles.rectangles; ++r)
+      if (segment_hits_rectangle(x0, y0, x1, y1, obstacles.rects + 4 * r)) return true;
+  }
   for (int s = 0; s < obstacles.segments; ++s) {
     const double* g = obstacles.segs + 4 * s;
     if (segments_intersect(x0, y0, x1, y1, g[0], g[1], g[2], g[3])) return true;

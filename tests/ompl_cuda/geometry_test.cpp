@@ -99,6 +99,44 @@ TEST(ForwardKinematics, MatchesLibmChain) {
   }
 }
 
+// The rectangle grid skips only rectangles the exact test rejects: with and without it, every link
+// gets the same decision, also links that end exactly on a rectangle's edge or corner (coordinates on
+// a lattice shared with the rectangles, so touching happens often) and links outside the grid.
+TEST(RectangleGrid, SameDecisionsAsTestingEveryRectangle) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> lattice(-400, 400), side(1, 12);
+  std::vector<double> rects;
+  for (int r = 0; r < 3000; ++r) {
+    const double x = lattice(rng) / 16.0, y = lattice(rng) / 16.0;
+    rects.insert(rects.end(), {x, y, x + side(rng) / 16.0, y + side(rng) / 16.0});
+  }
+  const RectangleGrid grid = build_rectangle_grid(rects);
+  ASSERT_GT(grid.layout.nx, 1);
+  ASSERT_GT(grid.layout.ny, 1);
+  ObstacleView with_grid{3000, rects.data(), 0, nullptr, grid.view()};
+  ObstacleView without{3000, rects.data(), 0, nullptr, RectangleGridView{}};
+  std::uniform_int_distribution<int> wide(-480, 480), step(-24, 24);
+  int hits = 0, disagreements = 0;
+  for (int i = 0; i < 300000; ++i) {
+    const double x0 = wide(rng) / 16.0, y0 = wide(rng) / 16.0;
+    const double x1 = x0 + step(rng) / 16.0, y1 = y0 + step(rng) / 16.0;
+    const bool expected = link_collides(x0, y0, x1, y1, without);
+    hits += expected;
+    disagreements += link_collides(x0, y0, x1, y1, with_grid) != expected;
+  }
+  EXPECT_EQ(disagreements, 0);
+  EXPECT_GT(hits, 30000);
+  EXPECT_LT(hits, 270000);
+}
+
+TEST(RectangleGrid, NoneForFewRectangles) {
+  std::vector<double> rects;
+  for (int r = 0; r < kRectangleGridThreshold - 1; ++r) rects.insert(rects.end(), {r * 1.0, 0.0, r + 0.5, 1.0});
+  EXPECT_EQ(build_rectangle_grid(rects).layout.nx, 0);
+  rects.insert(rects.end(), {100.0, 0.0, 100.5, 1.0});
+  EXPECT_GT(build_rectangle_grid(rects).layout.nx, 0);
+}
+
 TEST(Interpolation, So2TakesTheShortWayAcrossTheSeam) {
   EXPECT_NEAR(std::fabs(interpolate_joint(3.0, -3.0, 0.5, kSO2)), 3.14159265358979323846, 1e-15);  // +-pi
   EXPECT_DOUBLE_EQ(interpolate_joint(3.0, -3.0, 0.5, kRealVector), 0.0);

@@ -16,25 +16,29 @@ __device__ __forceinline__ bool cg_stopped(const CgState* s) { return s->status 
 #define CG_GRID_STRIDE(i, n) \
   for (int i = blockIdx.x * kCgThreads + threadIdx.x; i < (n); i += gridDim.x * kCgThreads)
 
-// r = b - q (q = A x0); b'b and r'r.
+// r = b - q (q = A x0); b'b, r'r and x0'(b + r) (for the quadratic-model test).
 __global__ void __launch_bounds__(kCgThreads) cg_initial_residual(int n, const double* __restrict__ b,
-                                                                   const double* __restrict__ q, double* __restrict__ r,
+                                                                   const double* __restrict__ q,
+                                                                   const double* __restrict__ x, double* __restrict__ r,
                                                                    double* partials, CgState* s) {
-  double rr = 0.0, bb = 0.0;
+  double rr = 0.0, bb = 0.0, xbr = 0.0;
   CG_GRID_STRIDE(i, n) {
     const double bi = b[i];
     const double ri = bi - q[i];
     r[i] = ri;
     rr += ri * ri;
     bb += bi * bi;
+    xbr += x[i] * (bi + ri);
   }
-  const double sums[2] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(bb)};
+  const double sums[3] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(bb), block_sum<kCgThreads>(xbr)};
   if (store_partials_and_arrive(sums, partials, &s->ticket)) {
     const double total_rr = sum_partials<kCgThreads>(partials, 0, &s->ticket);
     const double total_bb = sum_partials<kCgThreads>(partials, 1, &s->ticket);
+    const double total_xbr = sum_partials<kCgThreads>(partials, 2, &s->ticket);
     if (threadIdx.x == 0) {
       s->rr = total_rr;
       s->bb = total_bb;
+      s->xbr_next = total_xbr;
     }
   }
 }
@@ -52,7 +56,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_initial_direction(int n, const 
   const double sums[1] = {block_sum<kCgThreads>(rz)};
   if (store_partials_and_arrive(sums, partials, &s->ticket)) {
     const double total = sum_partials<kCgThreads>(partials, 0, &s->ticket);
-    if (threadIdx.x == 0) start_cg(s, s->rr, s->bb, total, preconditioned);
+    if (threadIdx.x == 0) start_cg(s, s->rr, s->bb, total, preconditioned, s->xbr_next);
   }
 }
 
@@ -145,17 +149,20 @@ __global__ void __launch_bounds__(kCgThreads) cg_dot_alpha(int n, const double* 
 }
 
 // x += alpha p, r -= alpha q, and z = D^{-1} r when inverse_diagonal is given (else z is r): one pass
-// for the whole update of the no-preconditioner and Jacobi cases, with r'r and r'z.
+// for the whole update of the no-preconditioner and Jacobi cases, with r'r and r'z, and x'(b + r)
+// when b is given (the quadratic-model test is on).
 __global__ void __launch_bounds__(kCgThreads) cg_update_fused(int n, double* __restrict__ x, double* __restrict__ r,
                                                                double* __restrict__ z, const double* __restrict__ p,
                                                                const double* __restrict__ q,
                                                                const double* __restrict__ inverse_diagonal,
-                                                               double* partials, CgState* s) {
+                                                               const double* __restrict__ b, double* partials,
+                                                               CgState* s) {
   if (cg_stopped(s)) return;
   const double alpha = s->alpha;
-  double rr = 0.0, rz = 0.0;
+  double rr = 0.0, rz = 0.0, xbr = 0.0;
   CG_GRID_STRIDE(i, n) {
-    x[i] += alpha * p[i];
+    const double xi = x[i] + alpha * p[i];
+    x[i] = xi;
     const double ri = r[i] - alpha * q[i];
     r[i] = ri;
     rr += ri * ri;
@@ -164,32 +171,42 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_fused(int n, double* __r
       z[i] = zi;
       rz += ri * zi;
     }
+    if (b) xbr += xi * (b[i] + ri);
   }
-  const double sums[2] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(rz)};
+  const double sums[3] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(rz), block_sum<kCgThreads>(xbr)};
   if (store_partials_and_arrive(sums, partials, &s->ticket)) {
     const double total_rr = sum_partials<kCgThreads>(partials, 0, &s->ticket);
     const double total_rz = sum_partials<kCgThreads>(partials, 1, &s->ticket);
-    if (threadIdx.x == 0) finish_beta(s, total_rr, inverse_diagonal ? total_rz : total_rr);
+    const double total_xbr = sum_partials<kCgThreads>(partials, 2, &s->ticket);
+    if (threadIdx.x == 0) finish_beta(s, total_rr, inverse_diagonal ? total_rz : total_rr, total_xbr);
   }
 }
 
-// x += alpha p, r -= alpha q, r'r; a general preconditioner runs next, then cg_dot_beta.
+// x += alpha p, r -= alpha q, r'r (and x'(b + r) when b is given); a general preconditioner runs
+// next, then cg_dot_beta.
 __global__ void __launch_bounds__(kCgThreads) cg_update_xr(int n, double* __restrict__ x, double* __restrict__ r,
                                                             const double* __restrict__ p, const double* __restrict__ q,
-                                                            double* partials, CgState* s) {
+                                                            const double* __restrict__ b, double* partials,
+                                                            CgState* s) {
   if (cg_stopped(s)) return;
   const double alpha = s->alpha;
-  double rr = 0.0;
+  double rr = 0.0, xbr = 0.0;
   CG_GRID_STRIDE(i, n) {
-    x[i] += alpha * p[i];
+    const double xi = x[i] + alpha * p[i];
+    x[i] = xi;
     const double ri = r[i] - alpha * q[i];
     r[i] = ri;
     rr += ri * ri;
+    if (b) xbr += xi * (b[i] + ri);
   }
-  const double sums[1] = {block_sum<kCgThreads>(rr)};
+  const double sums[2] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(xbr)};
   if (store_partials_and_arrive(sums, partials, &s->ticket)) {
     const double total = sum_partials<kCgThreads>(partials, 0, &s->ticket);
-    if (threadIdx.x == 0) s->rr_next = total;
+    const double total_xbr = sum_partials<kCgThreads>(partials, 1, &s->ticket);
+    if (threadIdx.x == 0) {
+      s->rr_next = total;
+      s->xbr_next = total_xbr;
+    }
   }
 }
 
@@ -202,7 +219,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_dot_beta(int n, const double* _
   const double sums[1] = {block_sum<kCgThreads>(rz)};
   if (store_partials_and_arrive(sums, partials, &s->ticket)) {
     const double total = sum_partials<kCgThreads>(partials, 0, &s->ticket);
-    if (threadIdx.x == 0) finish_beta(s, s->rr_next, total);
+    if (threadIdx.x == 0) finish_beta(s, s->rr_next, total, s->xbr_next);
   }
 }
 

@@ -18,6 +18,7 @@ enum CgStatus : int {
   kCgNotPositiveDefinite = 3,
   kCgPreconditionerNotSpd = 4,
   kCgNonFinite = 5,
+  kCgQuadraticConverged = 6,
 };
 
 struct CgState {
@@ -26,9 +27,13 @@ struct CgState {
   double bb = 0;           // b'b
   double alpha = 0, beta = 0;
   double rr_next = 0;      // r'r of the next iterate, between update and preconditioner kernels
+  double xbr_next = 0;     // x'(b + r) of the next iterate, likewise (quadratic-model test)
   double last_pap = 0;     // p'Ap of the last step (reported when it is not positive)
   double relative_tolerance2 = 0, absolute_tolerance2 = 0, threshold2 = 0;
+  double quadratic_tolerance = 0;  // > 0: the quadratic-model test is on
+  double q_previous = 0;           // Q(x) = -x'(b + r) of the previous iterate
   int iteration = 0;
+  int min_iterations = 0;
   int max_iterations = 0;
   int status = kCgRunning;
   unsigned int ticket = 0;  // last-block counter of the GPU reductions
@@ -39,17 +44,21 @@ inline CgState make_cg_state(const CgOptions& options) {
   s.relative_tolerance2 = options.relative_tolerance * options.relative_tolerance;
   s.absolute_tolerance2 = options.absolute_tolerance * options.absolute_tolerance;
   s.max_iterations = options.max_iterations;
+  s.min_iterations = options.min_iterations;
+  s.quadratic_tolerance = options.quadratic_tolerance;
   return s;
 }
 
-// After r0 = b - A x0, b'b, r0'r0 and r0'z0 are known: the threshold and whether to iterate at all.
-LINALG_HD void start_cg(CgState* s, double rr, double bb, double rz, bool preconditioned) {
+// After r0 = b - A x0, b'b, r0'r0, r0'z0 and x0'(b + r0) are known: the threshold and whether to
+// iterate at all.
+LINALG_HD void start_cg(CgState* s, double rr, double bb, double rz, bool preconditioned, double xbr = 0.0) {
   s->rr = rr;
   s->bb = bb;
   s->rz = rz;
+  s->q_previous = -xbr;
   s->threshold2 = fmax(s->relative_tolerance2 * bb, s->absolute_tolerance2);
   if (!isfinite(bb) || !isfinite(rr) || !isfinite(rz)) s->status = kCgNonFinite;
-  else if (rr <= s->threshold2) s->status = kCgConverged;
+  else if (rr <= s->threshold2 && s->min_iterations <= 0) s->status = kCgConverged;
   else if (preconditioned && !(rz > 0.0)) s->status = kCgPreconditionerNotSpd;
   else if (s->max_iterations <= 0) s->status = kCgMaxIterations;
   else s->status = kCgRunning;
@@ -66,12 +75,22 @@ LINALG_HD void finish_alpha(CgState* s, double pap) {
   }
 }
 
-// The new residual is known: count the iteration, test convergence, else beta = r'z_new / r'z.
-LINALG_HD void finish_beta(CgState* s, double rr, double rz) {
+// The new residual is known: count the iteration, test convergence (the quadratic model first, as
+// Ceres does, when it is on: xbr = x'(b + r) of the new iterate), else beta = r'z_new / r'z.
+LINALG_HD void finish_beta(CgState* s, double rr, double rz, double xbr = 0.0) {
   s->iteration += 1;
   s->rr = rr;
+  const bool may_stop = s->iteration >= s->min_iterations;
+  bool quadratic_converged = false;
+  if (s->quadratic_tolerance > 0.0) {
+    const double q = -xbr;
+    const double zeta = s->iteration * (q - s->q_previous) / q;
+    quadratic_converged = may_stop && zeta < s->quadratic_tolerance;
+    s->q_previous = q;
+  }
   if (!isfinite(rr) || !isfinite(rz)) s->status = kCgNonFinite;
-  else if (rr <= s->threshold2) s->status = kCgConverged;
+  else if (quadratic_converged) s->status = kCgQuadraticConverged;
+  else if (rr <= s->threshold2 && may_stop) s->status = kCgConverged;
   else if (!(rz > 0.0)) s->status = kCgPreconditionerNotSpd;
   else if (s->iteration >= s->max_iterations) s->status = kCgMaxIterations;
   else {

@@ -22,7 +22,7 @@ using detail::kCgThreads;
 struct ConjugateGradient::Workspace {
   std::size_t n = 0;
   DeviceVector<double> r, z, p, q;
-  DeviceVector<double> partials;  // two per block of the largest grid
+  DeviceVector<double> partials;  // three per block of the largest grid
   linalg_cuda::DeviceBuffer state_storage{sizeof(CgState)};
   linalg_cuda::PinnedBuffer host_state_storage{sizeof(CgState)};  // for the once-per-batch read-back
   CgState* state = state_storage.as<CgState>();
@@ -37,7 +37,7 @@ struct ConjugateGradient::Workspace {
     // grid that depends only on n and the device, which keeps the reductions' order fixed.
     max_resident_blocks = props.multiProcessorCount * std::max(1, props.maxThreadsPerMultiProcessor / kCgThreads);
     vector_blocks = blocks_for(size);
-    partials = DeviceVector<double>(2 * static_cast<std::size_t>(max_resident_blocks));
+    partials = DeviceVector<double>(3 * static_cast<std::size_t>(max_resident_blocks));
   }
   ~Workspace() {
     if (graph) cudaGraphExecDestroy(graph);
@@ -120,13 +120,15 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   double* z = preconditioner ? w.z.data() : w.r.data();  // without preconditioner z is r
   const int chunk_rows = csr ? rows_per_chunk(*csr) : 0;
   const unsigned spmv_blocks = csr ? w.blocks_for((n + chunk_rows - 1) / chunk_rows * 32) : 0;
+  // b is read by the update kernels only when the quadratic-model test needs x'(b + r).
+  const double* quadratic_b = options_.quadratic_tolerance > 0.0 ? b.data() : nullptr;
 
   // ---- set-up: r = b - A x, z = M^{-1} r, p = z; one read-back to decide whether to iterate.
   *w.host_state = detail::make_cg_state(options_);
   LINALG_CUDA_CHECK(cudaMemcpyAsync(w.state, w.host_state, sizeof(CgState), cudaMemcpyHostToDevice, stream));
   a.apply(x, w.q);
-  detail::cg_initial_residual<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, b.data(), w.q.data(), w.r.data(),
-                                                                           w.partials.data(), w.state);
+  detail::cg_initial_residual<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, b.data(), w.q.data(), x.data(),
+                                                                           w.r.data(), w.partials.data(), w.state);
   LINALG_CUDA_CHECK_LAUNCH();
   if (preconditioner) preconditioner->apply(w.r, w.z);
   detail::cg_initial_direction<<<w.vector_blocks, kCgThreads, 0, stream>>>(
@@ -148,11 +150,13 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
     }
     if (fused_update) {
       detail::cg_update_fused<<<w.vector_blocks, kCgThreads, 0, stream>>>(
-          size, x.data(), w.r.data(), z, w.p.data(), w.q.data(), inverse_diagonal, w.partials.data(), w.state);
+          size, x.data(), w.r.data(), z, w.p.data(), w.q.data(), inverse_diagonal, quadratic_b, w.partials.data(),
+          w.state);
       LINALG_CUDA_CHECK_LAUNCH();
     } else {
       detail::cg_update_xr<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, x.data(), w.r.data(), w.p.data(),
-                                                                        w.q.data(), w.partials.data(), w.state);
+                                                                        w.q.data(), quadratic_b, w.partials.data(),
+                                                                        w.state);
       LINALG_CUDA_CHECK_LAUNCH();
       preconditioner->apply(w.r, w.z);
       detail::cg_dot_beta<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, w.r.data(), w.z.data(), w.partials.data(),

@@ -109,7 +109,7 @@ SolverSummary cg(const Apply& apply_a, const Apply& apply_m, const Eigen::Vector
     r = b - q;
     if (apply_m) apply_m(r, z); else z = r;
     p = z;
-    detail::start_cg(&s, r.squaredNorm(), b.squaredNorm(), r.dot(z), static_cast<bool>(apply_m));
+    detail::start_cg(&s, r.squaredNorm(), b.squaredNorm(), r.dot(z), static_cast<bool>(apply_m), x.dot(b + r));
     summary.initial_residual_norm = std::sqrt(s.rr);
     while (s.status == detail::kCgRunning) {
       apply_a(p, q);
@@ -118,7 +118,7 @@ SolverSummary cg(const Apply& apply_a, const Apply& apply_m, const Eigen::Vector
       x += s.alpha * p;
       r -= s.alpha * q;
       if (apply_m) apply_m(r, z); else z = r;
-      detail::finish_beta(&s, r.squaredNorm(), r.dot(z));
+      detail::finish_beta(&s, r.squaredNorm(), r.dot(z), s.quadratic_tolerance > 0.0 ? x.dot(b + r) : 0.0);
       if (s.status != detail::kCgRunning) break;
       p = z + s.beta * p;
     }

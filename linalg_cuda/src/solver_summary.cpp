@@ -24,6 +24,7 @@ std::string format(const char* fmt, Args... args) {
 const char* to_string(CgTermination termination) {
   switch (termination) {
     case CgTermination::Converged: return "converged";
+    case CgTermination::QuadraticModelConverged: return "quadratic-model-converged";
     case CgTermination::MaxIterations: return "max-iterations";
     case CgTermination::NotPositiveDefinite: return "not-positive-definite";
     case CgTermination::PreconditionerNotSpd: return "preconditioner-not-spd";
@@ -63,12 +64,17 @@ void fill_summary(const CgState& s, const CgOptions& options, SolverSummary* sum
   summary->iterations = s.iteration;
   summary->rhs_norm = std::sqrt(s.bb);
   summary->final_residual_norm = std::sqrt(s.rr);
-  summary->converged = s.status == kCgConverged;
+  summary->converged = s.status == kCgConverged || s.status == kCgQuadraticConverged;
   const double relative = summary->rhs_norm > 0 ? summary->final_residual_norm / summary->rhs_norm : 0.0;
   switch (s.status) {
     case kCgConverged:
       summary->termination = CgTermination::Converged;
       summary->message = format("converged: |r|/|b| = %.3e", relative);
+      break;
+    case kCgQuadraticConverged:
+      summary->termination = CgTermination::QuadraticModelConverged;
+      summary->message = format("quadratic model converged (Nash-Sofer test < %.3e) with |r|/|b| = %.3e",
+                                options.quadratic_tolerance, relative);
       break;
     case kCgMaxIterations:
       summary->termination = CgTermination::MaxIterations;

@@ -59,6 +59,48 @@ TEST(CpuCg, MatchesEigenOnSharedMatrices) {
   for (const auto& m : matrices) expect_matches_eigen(m.matrix, m.name);
 }
 
+// Ceres' truncated-Newton CG (conjugate_gradients_solver.cc, no preconditioner), written out
+// independently: the same stopping iteration and solution as the quadratic_tolerance option.
+int ceres_style_cg(const linalg_cuda::CsrMatrix& a, const Eigen::VectorXd& b, Eigen::VectorXd& x, double q_tolerance,
+                   int min_iterations) {
+  x.setZero();
+  Eigen::VectorXd r = b, p, q;
+  double rho = 1.0, q0 = -x.dot(b + r);
+  for (int i = 1;; ++i) {
+    const double last_rho = rho;
+    rho = r.dot(r);
+    p = i == 1 ? Eigen::VectorXd(r) : Eigen::VectorXd(r + (rho / last_rho) * p);
+    q = a * p;
+    const double alpha = rho / p.dot(q);
+    x += alpha * p;
+    r -= alpha * q;
+    const double q1 = -x.dot(b + r);
+    if (i * (q1 - q0) / q1 < q_tolerance && i >= min_iterations) return i;
+    q0 = q1;
+  }
+}
+
+TEST(CpuCg, QuadraticModelTestStopsWhereCeresDoes) {
+  const linalg_cuda::CsrMatrix a = linalg_cuda::poisson2d(30);
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 5);
+  for (const double eta : {0.5, 0.1, 0.01}) {
+    for (const int min_iterations : {0, 40}) {
+      Eigen::VectorXd expected(a.rows());
+      const int iterations = ceres_style_cg(a, b, expected, eta, min_iterations);
+      CgOptions options = tight_options();
+      options.quadratic_tolerance = eta;
+      options.min_iterations = min_iterations;
+      Eigen::VectorXd x = Eigen::VectorXd::Zero(a.rows());
+      const auto summary = linalg_cuda::cpu::cg(a, b, x, options);
+      EXPECT_EQ(summary.termination, CgTermination::QuadraticModelConverged) << summary.message;
+      EXPECT_TRUE(summary.converged);
+      EXPECT_EQ(summary.iterations, iterations) << eta << " " << min_iterations;
+      EXPECT_GE(summary.iterations, min_iterations);
+      EXPECT_LT(cg_test::relative_difference(x, expected), 1e-12);
+    }
+  }
+}
+
 TEST(CpuCg, DenseRandomSpd) {
   for (const int n : {1, 2, 31, 33, 100}) {
     const Eigen::MatrixXd a = cg_test::random_spd(n, 1e3, n);

@@ -117,6 +117,34 @@ TEST(GpuCg, DenseRandomSpdThroughDeviceMatrix) {
   }
 }
 
+// The quadratic-model (Nash-Sofer) stopping rule that Levenberg-Marquardt steps use: the same
+// iteration as the CPU reference, on the fused CSR path and on the generic (matrix-free) path.
+TEST(GpuCg, QuadraticModelTestMatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  const linalg_cuda::CsrMatrix a = linalg_cuda::poisson3d(17);
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 19);
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  const OpaqueOperator opaque(device_a);
+  const DeviceVector<double> device_b(b);
+  for (const auto type : {PreconditionerType::None, PreconditionerType::Jacobi, PreconditionerType::BlockJacobi}) {
+    CgOptions options = options_for(type, 3);
+    options.quadratic_tolerance = 0.1;
+    options.min_iterations = 3;
+    Eigen::VectorXd cpu_x = Eigen::VectorXd::Zero(a.rows());
+    const auto cpu = linalg_cuda::cpu::cg(a, b, cpu_x, options);
+    ASSERT_EQ(cpu.termination, CgTermination::QuadraticModelConverged) << cpu.message;
+    const auto preconditioner = linalg_cuda::make_preconditioner(device_a, type, 3);
+    for (const linalg_cuda::LinearOperator* op : {static_cast<const linalg_cuda::LinearOperator*>(&device_a),
+                                                  static_cast<const linalg_cuda::LinearOperator*>(&opaque)}) {
+      DeviceVector<double> x(a.rows(), 0.0);
+      const auto gpu = linalg_cuda::cg(*op, device_b, x, options, preconditioner.get());
+      EXPECT_EQ(gpu.termination, CgTermination::QuadraticModelConverged) << gpu.message;
+      EXPECT_EQ(gpu.iterations, cpu.iterations) << to_string(type);
+      EXPECT_LT(cg_test::relative_difference(x.to_eigen(), cpu_x), 1e-10) << to_string(type);
+    }
+  }
+}
+
 TEST(GpuCg, RepeatedSolvesAreBitIdentical) {
   REQUIRE_CUDA_DEVICE();
   const auto a = linalg_cuda::poisson3d(30);

@@ -17,6 +17,12 @@ struct CgOptions {
   double relative_tolerance = 1e-10;
   double absolute_tolerance = 0.0;
   int max_iterations = 10000;
+  // Truncated-Newton stopping rule of Ceres' CG (Nash and Sofer): with Q(x) = x'Ax - 2b'x, stop at
+  // iteration i when i (Q(x_i) - Q(x_i-1)) / Q(x_i) < quadratic_tolerance. 0 (the default) turns it
+  // off; Levenberg-Marquardt steps use Ceres' eta (0.1). Q is tracked as -x'(b + r), r = b - Ax.
+  double quadratic_tolerance = 0.0;
+  // Neither stopping rule is applied before this many iterations (Ceres' min_linear_solver_iterations).
+  int min_iterations = 0;
   // The GPU solver reads its convergence state back to the host every check_every iterations (a
   // single small copy; the iterations in between run as one CUDA graph launch with no host sync).
   // The device stops updating at the exact iteration that converged, so this never costs accuracy;

@@ -8,6 +8,7 @@ namespace linalg_cuda {
 
 enum class CgTermination {
   Converged,               // ||r|| reached the tolerance
+  QuadraticModelConverged, // the quadratic-model (Nash-Sofer) test of CgOptions::quadratic_tolerance
   MaxIterations,           // iteration limit reached first
   NotPositiveDefinite,     // p'Ap <= 0: the operator is not SPD (x holds the last good iterate)
   PreconditionerNotSpd,    // r'z <= 0: the preconditioner is not SPD

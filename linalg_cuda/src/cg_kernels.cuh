@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "cg_state.h"
-#include "deterministic_reduce.cuh"
+#include "linalg_cuda/deterministic_reduce.cuh"
 
 namespace linalg_cuda::detail {
 

@@ -1,0 +1,55 @@
+#pragma once
+// ceres_cuda::Solve: a drop-in for ceres::Solve on bundle-adjustment problems.
+//
+//   ceres::Solver::Options options;                       // as before
+//   options.linear_solver_type = ceres::ITERATIVE_SCHUR;  // or DENSE_SCHUR
+//   options.preconditioner_type = ceres::SCHUR_JACOBI;    // or JACOBI
+//   ceres::Solver::Summary summary;
+//   ceres_cuda::Solve(options, &problem, &summary);       // was ceres::Solve
+//   std::cout << summary.FullReport() << "\n";
+//
+// Every residual block must depend on one camera (up to 16 values, all the same size) and one point
+// (3 values): points are group 0 of options.linear_solver_ordering, or, without one, the 3-value
+// block of each residual. Constant blocks and loss functions are fine. It runs Ceres'
+// Levenberg-Marquardt loop (radius updates, step acceptance, Jacobi scaling, tolerances and
+// termination tests as Ceres 2.1) with the Schur-complement linear algebra on the GPU, and fills the
+// Summary as Ceres does. A problem of another shape, or options it cannot honour (another
+// minimizer, linear solver or preconditioner, manifolds, bounds, non-monotonic steps, inner
+// iterations, ...), is handed to ceres::Solve unchanged, and the reason is logged (glog WARNING)
+// and returned in SolveDetails: swapping the call never breaks a program.
+#include <ceres/problem.h>
+#include <ceres/solver.h>
+
+#include <string>
+
+#include "linalg_cuda/backend.h"
+
+namespace ceres_cuda {
+
+using linalg_cuda::Backend;
+
+struct SolveDetails {
+  enum class Path {
+    FastGpu,      // SnavelyReprojectionError everywhere: evaluation and the LM step on the GPU
+    GenericGpu,   // any cost/loss: evaluated on CPU threads, Jacobians shipped to the GPU
+    Cpu,          // the CPU reference engine (Backend::Cpu, or no CUDA device)
+    CeresFallback // handed to ceres::Solve; fallback_reason says why
+  };
+  Path path = Path::Cpu;
+  std::string fallback_reason;
+  std::string engine;                  // one line: which engine and evaluation path ran
+  int singular_point_blocks = 0;       // point blocks V_p that needed regularisation (summed over steps)
+  int singular_camera_blocks = 0;      // camera blocks of the preconditioner that did
+  int linear_iterations = 0;           // PCG iterations, all steps
+  double linear_seconds = 0;           // time in the linear solver (PCG or dense Schur), all steps
+};
+const char* to_string(SolveDetails::Path path);
+
+// The same contract as ceres::Solve (see above).
+void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary);
+
+// The same, choosing the engine (Auto: the GPU when there is one), and reporting what ran.
+void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
+           Backend backend, SolveDetails* details);
+
+}  // namespace ceres_cuda

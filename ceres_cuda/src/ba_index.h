@@ -1,0 +1,21 @@
+#pragma once
+// The index arrays both engines share: for every residual its variable camera and point (or -1),
+// and for every variable camera and point the residuals that touch it (CSR, residuals in order).
+#include <vector>
+
+#include "ba_layout.h"
+
+namespace ceres_cuda::detail {
+
+struct BaIndex {
+  int residuals = 0, cameras = 0, points = 0;  // variable cameras and points
+  int camera_size = 0, residual_size = 0;
+  std::vector<int> camera_of, point_of;          // per residual: variable index or -1
+  std::vector<int> camera_param, point_param;    // per residual: index into layout cameras/points
+  std::vector<int> camera_start, camera_residuals;  // CSR over variable cameras
+  std::vector<int> point_start, point_residuals;    // CSR over variable points
+};
+
+BaIndex make_index(const BaLayout& layout);
+
+}  // namespace ceres_cuda::detail

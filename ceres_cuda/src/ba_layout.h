@@ -1,0 +1,55 @@
+#pragma once
+// The bundle-adjustment shape of a ceres::Problem, as ceres_cuda::Solve sees it: which parameter
+// blocks are cameras and which are points, which of them vary, and how residual blocks connect them.
+// analyze_problem() builds it, or says why the problem (or the options) is not one Solve can take,
+// in which case Solve hands the problem to ceres::Solve.
+#include <ceres/problem.h>
+#include <ceres/solver.h>
+
+#include <string>
+#include <vector>
+
+#include "robust_loss.h"
+
+namespace ceres_cuda::detail {
+
+constexpr int kPointSize = 3;
+constexpr int kMaxCameraSize = 16;
+constexpr int kMaxResidualSize = 8;
+
+struct BaResidual {
+  ceres::ResidualBlockId id;
+  const ceres::CostFunction* cost;
+  const ceres::LossFunction* loss;
+  int camera;         // index into BaLayout::cameras (variable ones first)
+  int point;          // index into BaLayout::points (variable ones first)
+  bool camera_first;  // the camera is the cost function's parameter 0
+};
+
+struct BaLayout {
+  int camera_size = 0;
+  int residual_size = 0;
+  std::vector<double*> cameras;  // user memory; [0, variable_cameras) vary, the rest are constant
+  std::vector<double*> points;   // likewise, [0, variable_points) vary
+  int variable_cameras = 0;
+  int variable_points = 0;
+  std::vector<BaResidual> residuals;        // at least one of its blocks varies
+  std::vector<BaResidual> fixed_residuals;  // both blocks constant: only their (fixed) cost counts
+  int num_parameter_blocks = 0;             // as the problem has them (ceres' Summary counts)
+  int num_parameters = 0;
+  int num_residuals = 0;                    // scalar residuals of all blocks
+
+  // Fast path: every residual is a SnavelyReprojectionError with the camera first, and all share one
+  // built-in loss (or none); then observations holds x, y per residual.
+  bool snavely = false;
+  std::vector<double> observations;
+  BuiltinLoss loss;  // kind None when no loss (valid only with snavely)
+
+  bool camera_is_variable(int c) const { return c < variable_cameras; }
+  bool point_is_variable(int p) const { return p < variable_points; }
+};
+
+// "" when the problem and options fit; otherwise the reason, for the log and the summary.
+std::string analyze_problem(const ceres::Solver::Options& options, ceres::Problem* problem, BaLayout* layout);
+
+}  // namespace ceres_cuda::detail

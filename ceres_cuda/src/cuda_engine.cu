@@ -1,0 +1,866 @@
+// The GPU engine. Per-residual and per-block matrices live in the continuous-element layout (entry k
+// of every block contiguous: F, E, the inverted point blocks, the preconditioner blocks), vectors in
+// their natural order. Camera sums are gathers by one warp per camera over the camera's residuals,
+// point sums one thread per point; warp sums use a fixed shuffle tree and grid sums the
+// last-block reduction of linalg_cuda, so there is no floating-point atomic anywhere and a solve
+// gives the same bits run after run.
+//
+// Fast path (every residual a SnavelyReprojectionError, one built-in loss or none): residuals,
+// Jacobians, the loss and the whole step stay on the device; only scalars come back. Generic path:
+// cost functions run on CPU threads (GenericEvaluator), their Jacobians are uploaded, and the step
+// delta comes back for the next evaluation.
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ba_engine.h"
+#include "ba_index.h"
+#include "generic_evaluator.h"
+#include "linalg_cuda/conjugate_gradient.h"
+#include "linalg_cuda/cuda_check.h"
+#include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/device_buffer.h"
+#include "linalg_cuda/deterministic_reduce.cuh"
+#include "linalg_cuda/device_vector.h"
+#include "linalg_cuda/errors.h"
+#include "robust_loss.h"
+#include "schur_math.h"
+#include "snavely_projection.h"
+
+namespace ceres_cuda::detail {
+namespace {
+
+using linalg_cuda::DeviceVector;
+constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / 32;
+constexpr int kMaxReduceBlocks = 1024;
+
+#define CERES_CUDA_CHECK_SOLVER(call)                                                                        \
+  do {                                                                                                      \
+    const cusolverStatus_t status_ = (call);                                                                \
+    if (status_ != CUSOLVER_STATUS_SUCCESS)                                                                 \
+      throw linalg_cuda::CudaError(std::string(#call) + " failed with cuSOLVER status " + std::to_string(status_) + \
+                                   " at " + __FILE__ + ":" + std::to_string(__LINE__));                    \
+  } while (0)
+
+unsigned blocks_for(std::size_t threads) {
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>((threads + kThreads - 1) / kThreads, 65535u * 8)));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Index arrays and sizes the kernels need, by value.
+struct Shape {
+  int R, C, P, c, m;
+  const int* camera_of;
+  const int* point_of;
+  const int* camera_param;
+  const int* point_param;
+  const int* camera_start;
+  const int* camera_residuals;
+  const int* point_start;
+  const int* point_residuals;
+};
+
+__device__ __forceinline__ ConstBlocks soa(const double* data, int count) { return ConstBlocks(data, count, 1); }
+
+// ---- reductions: sum (fixed order) and max of |v| (exact whatever the order).
+__global__ void __launch_bounds__(kThreads) sum_kernel(const double* __restrict__ v, std::size_t n, bool squares,
+                                                       double* partials, unsigned* ticket, double* out) {
+  double s = 0.0;
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
+    s += squares ? v[i] * v[i] : v[i];
+  const double sums[1] = {linalg_cuda::detail::block_sum<kThreads>(s)};
+  if (linalg_cuda::detail::store_partials_and_arrive(sums, partials, ticket)) {
+    const double total = linalg_cuda::detail::sum_partials<kThreads>(partials, 0, ticket);
+    if (threadIdx.x == 0) *out = total;
+  }
+}
+
+__global__ void max_abs_kernel(const double* __restrict__ v, std::size_t n, unsigned long long* out) {
+  double m = 0.0;
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
+    m = fmax(m, fabs(v[i]));
+  for (int offset = 16; offset > 0; offset >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, offset));
+  // Non-negative doubles order like their bit patterns: an integer maximum is exact.
+  if ((threadIdx.x & 31) == 0) atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(m)));
+}
+
+// ---- evaluation (fast path): residual, Jacobians, loss, cost per residual.
+__global__ void __launch_bounds__(kThreads) snavely_kernel(Shape s, const double* __restrict__ cameras,
+                                                           const double* __restrict__ points,
+                                                           const double* __restrict__ observations, BuiltinLoss loss,
+                                                           bool jacobians, double* __restrict__ f,
+                                                           double* __restrict__ F, double* __restrict__ E,
+                                                           double* __restrict__ cost, int* failed) {
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads) {
+    const double* camera = cameras + static_cast<std::size_t>(s.camera_param[i]) * kSnavelyCameraSize;
+    const double* point = points + 3 * static_cast<std::size_t>(s.point_param[i]);
+    double r[2], jc[18], jp[6];
+    const bool ok = snavely_residual(camera, point, observations[i], observations[s.R + i], r,
+                                     jacobians ? jc : nullptr, jacobians ? jp : nullptr);
+    const double sq = r[0] * r[0] + r[1] * r[1];
+    bool finite = ok && isfinite(sq);
+    if (jacobians)
+      for (int k = 0; k < 18; ++k) finite = finite && isfinite(jc[k]);
+    if (!finite) {
+      atomicAdd(failed, 1);
+      cost[i] = 0.0;
+      continue;
+    }
+    double rho[3];
+    loss.evaluate(sq, rho);
+    cost[i] = 0.5 * rho[0];
+    if (loss.kind != LossKind::None) {
+      const LossCorrection corr = loss_correction(sq, rho);
+      if (jacobians) {
+        correct_jacobian(corr, r, 2, 9, [&jc](int a, int k) -> double& { return jc[a * 9 + k]; });
+        correct_jacobian(corr, r, 2, 3, [&jp](int a, int k) -> double& { return jp[a * 3 + k]; });
+      }
+      r[0] *= corr.residual_scaling;
+      r[1] *= corr.residual_scaling;
+    }
+    f[i] = r[0];
+    f[s.R + i] = r[1];
+    if (!jacobians) continue;
+    if (s.camera_of[i] >= 0)
+      for (int k = 0; k < 18; ++k) F[static_cast<std::size_t>(k) * s.R + i] = jc[k];
+    if (s.point_of[i] >= 0)
+      for (int k = 0; k < 6; ++k) E[static_cast<std::size_t>(k) * s.R + i] = jp[k];
+  }
+}
+
+// Natural-layout Jacobians from the generic evaluator -> continuous-element layout.
+__global__ void transpose_kernel(const double* __restrict__ in, int R, int width, double* __restrict__ out) {
+  const std::size_t total = static_cast<std::size_t>(R) * width;
+  for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < total; t += std::size_t(gridDim.x) * kThreads) {
+    const std::size_t i = t / width, k = t % width;
+    out[k * R + i] = in[t];
+  }
+}
+
+// ---- per-residual helpers in the continuous-element layout.
+__device__ __forceinline__ double camera_term(const Shape& s, const double* F, int i, int a, const double* x) {
+  const int cam = s.camera_of[i];
+  if (cam < 0 || x == nullptr) return 0.0;
+  double v = 0.0;
+  for (int k = 0; k < s.c; ++k) v += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * x[static_cast<std::size_t>(cam) * s.c + k];
+  return v;
+}
+
+__device__ __forceinline__ double point_term(const Shape& s, const double* E, int i, int a, const double* w) {
+  const int pt = s.point_of[i];
+  if (pt < 0 || w == nullptr) return 0.0;
+  double v = 0.0;
+  for (int q = 0; q < 3; ++q) v += E[static_cast<std::size_t>(3 * a + q) * s.R + i] * w[3 * static_cast<std::size_t>(pt) + q];
+  return v;
+}
+
+// Sum of the lanes' values, lane 0 gets it (fixed shuffle tree).
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// out_c = sum_i F_i' v_i (+ d2_c .* x_c when d2 given), v_i = wf f_i + F_i x_c - E_i w_p. One warp
+// per camera.
+__global__ void __launch_bounds__(kThreads) camera_gather_kernel(Shape s, const double* __restrict__ F,
+                                                                 const double* __restrict__ E,
+                                                                 const double* __restrict__ f, double wf,
+                                                                 const double* __restrict__ x,
+                                                                 const double* __restrict__ w,
+                                                                 const double* __restrict__ d2, double* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
+    double acc[kMaxCameraSize];
+    for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
+    const ResidualRange r{s.camera_residuals, s.camera_start[cam] + lane, s.camera_start[cam + 1], 32};
+    camera_gather(soa(F, s.R), s.m, s.c, r,
+                  [&](int i, int a) {
+                    return (wf != 0.0 ? wf * f[static_cast<std::size_t>(a) * s.R + i] : 0.0) + camera_term(s, F, i, a, x) -
+                           point_term(s, E, i, a, w);
+                  },
+                  acc);
+    for (int k = 0; k < s.c; ++k) {
+      const double total = warp_sum(acc[k]);
+      if (lane == 0) {
+        const std::size_t j = static_cast<std::size_t>(cam) * s.c + k;
+        out[j] = d2 ? total + d2[j] * x[j] : total;
+      }
+    }
+  }
+}
+
+// out_p = Vinv_p sum_i E_i' v_i, v_i = wf f_i + F_i x_c (one thread per point; Vinv null: no
+// solve, the plain sum E' v).
+__global__ void __launch_bounds__(kThreads) point_solve_kernel(Shape s, const double* __restrict__ F,
+                                                               const double* __restrict__ E,
+                                                               const double* __restrict__ f, double wf, double wx,
+                                                               const double* __restrict__ x,
+                                                               const double* __restrict__ Vinv, double* __restrict__ out) {
+  const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
+    double V[9];
+    for (int k = 0; k < 9; ++k) V[k] = Vinv ? Vinv[static_cast<std::size_t>(k) * s.P + p] : identity[k];
+    const ResidualRange r{s.point_residuals, s.point_start[p], s.point_start[p + 1]};
+    point_solve(soa(E, s.R), s.m, r, V,
+                [&](int i, int a) {
+                  return (wf != 0.0 ? wf * f[static_cast<std::size_t>(a) * s.R + i] : 0.0) + wx * camera_term(s, F, i, a, x);
+                },
+                out + 3 * static_cast<std::size_t>(p));
+  }
+}
+
+// Squared column norms: cameras (warp per camera), points (thread per point).
+__global__ void __launch_bounds__(kThreads) camera_column_norms_kernel(Shape s, const double* __restrict__ F,
+                                                                       double* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
+    for (int k = 0; k < s.c; ++k) {
+      double acc = 0.0;
+      for (int t = s.camera_start[cam] + lane; t < s.camera_start[cam + 1]; t += 32) {
+        const int i = s.camera_residuals[t];
+        for (int a = 0; a < s.m; ++a) {
+          const double v = F[static_cast<std::size_t>(a * s.c + k) * s.R + i];
+          acc += v * v;
+        }
+      }
+      const double total = warp_sum(acc);
+      if (lane == 0) out[static_cast<std::size_t>(cam) * s.c + k] = total;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) point_column_norms_kernel(Shape s, const double* __restrict__ E,
+                                                                      double* __restrict__ out) {
+  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
+    double acc[3] = {0, 0, 0};
+    for (int t = s.point_start[p]; t < s.point_start[p + 1]; ++t) {
+      const int i = s.point_residuals[t];
+      for (int a = 0; a < s.m; ++a)
+        for (int q = 0; q < 3; ++q) {
+          const double v = E[static_cast<std::size_t>(3 * a + q) * s.R + i];
+          acc[q] += v * v;
+        }
+    }
+    for (int q = 0; q < 3; ++q) out[3 * static_cast<std::size_t>(p) + q] = acc[q];
+  }
+}
+
+__global__ void scaling_kernel(std::size_t n, double* v) {
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
+    v[i] = 1.0 / (1.0 + sqrt(v[i]));
+}
+
+__global__ void __launch_bounds__(kThreads) scale_columns_kernel(Shape s, const double* __restrict__ scaling,
+                                                                 double* __restrict__ F, double* __restrict__ E) {
+  const double* point_scaling = scaling + static_cast<std::size_t>(s.C) * s.c;
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads) {
+    const int cam = s.camera_of[i], pt = s.point_of[i];
+    for (int a = 0; a < s.m; ++a) {
+      if (cam >= 0)
+        for (int k = 0; k < s.c; ++k) F[static_cast<std::size_t>(a * s.c + k) * s.R + i] *= scaling[static_cast<std::size_t>(cam) * s.c + k];
+      if (pt >= 0)
+        for (int q = 0; q < 3; ++q) E[static_cast<std::size_t>(3 * a + q) * s.R + i] *= point_scaling[3 * static_cast<std::size_t>(pt) + q];
+    }
+  }
+}
+
+// diag = clamp(column norms) (unless reused), d2 = sqrt(diag / radius)^2.
+__global__ void lm_diagonal_kernel(std::size_t n, bool recompute, double min_d, double max_d, double radius,
+                                   const double* __restrict__ norms, double* __restrict__ diagonal, double* __restrict__ d2) {
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads) {
+    if (recompute) diagonal[i] = fmin(fmax(norms[i], min_d), max_d);
+    const double d = sqrt(diagonal[i] / radius);
+    d2[i] = d * d;
+  }
+}
+
+// V_p = E'E + D_p^2, inverted (regularised if need be), continuous-element layout.
+__global__ void __launch_bounds__(kThreads) point_blocks_kernel(Shape s, const double* __restrict__ E,
+                                                                const double* __restrict__ d2_points,
+                                                                double* __restrict__ Vinv, int* singular) {
+  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
+    double V[9], inverse[9];
+    const ResidualRange r{s.point_residuals, s.point_start[p], s.point_start[p + 1]};
+    point_block(soa(E, s.R), s.m, r, d2_points + 3 * static_cast<std::size_t>(p), V);
+    if (invert_spd3(V, inverse) > 0) atomicAdd(singular, 1);
+    for (int k = 0; k < 9; ++k) Vinv[static_cast<std::size_t>(k) * s.P + p] = inverse[k];
+  }
+}
+
+// Camera blocks of S (schur) or U + D^2: one warp per camera accumulates, lane 0 finishes. Inverted
+// (regularised if need be) when invert; written in the continuous-element layout to out (c*c per
+// camera), or added into the dense matrix (column-major, leading dimension ld) when dense != null.
+__global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const double* __restrict__ F,
+                                                                 const double* __restrict__ E,
+                                                                 const double* __restrict__ Vinv,
+                                                                 const double* __restrict__ d2, bool schur, bool invert,
+                                                                 double* __restrict__ out, double* __restrict__ dense,
+                                                                 int ld, int* singular) {
+  const int lane = threadIdx.x & 31;
+  for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
+    double S[kMaxCameraSize * kMaxCameraSize];
+    const int cc = s.c * s.c;
+    for (int k = 0; k < cc; ++k) S[k] = 0.0;
+    const ResidualRange r{s.camera_residuals, s.camera_start[cam] + lane, s.camera_start[cam + 1], 32};
+    camera_block_accumulate(soa(F, s.R), soa(E, s.R), soa(Vinv, s.P), s.point_of, s.m, s.c, r, schur, S);
+    for (int j = 0; j < s.c; ++j)
+      for (int k = 0; k <= j; ++k) S[j * s.c + k] = warp_sum(S[j * s.c + k]);
+    if (lane != 0) continue;
+    camera_block_finish(s.c, d2 + static_cast<std::size_t>(cam) * s.c, S);
+    if (invert) {
+      double work[kMaxCameraSize * kMaxCameraSize];
+      if (invert_spd_regularised(S, s.c, work) > 0) atomicAdd(singular, 1);
+    }
+    if (dense) {
+      for (int j = 0; j < s.c; ++j)
+        for (int k = 0; k < s.c; ++k)
+          dense[static_cast<std::size_t>(cam * s.c + k) * ld + cam * s.c + j] += S[j * s.c + k];
+    } else {
+      for (int k = 0; k < cc; ++k) out[static_cast<std::size_t>(k) * s.C + cam] = S[k];
+    }
+  }
+}
+
+// z_c = B_c r_c with B in the continuous-element layout.
+__global__ void block_apply_kernel(int C, int c, const double* __restrict__ B, const double* __restrict__ r,
+                                   double* __restrict__ z) {
+  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < C; cam += gridDim.x * kThreads) {
+    const double* rc = r + static_cast<std::size_t>(cam) * c;
+    for (int j = 0; j < c; ++j) {
+      double v = 0.0;
+      for (int k = 0; k < c; ++k) v += B[static_cast<std::size_t>(j * c + k) * C + cam] * rc[k];
+      z[static_cast<std::size_t>(cam) * c + j] = v;
+    }
+  }
+}
+
+// Per residual: -(J s)'(f + J s / 2) (scaled J and step).
+__global__ void __launch_bounds__(kThreads) model_cost_kernel(Shape s, const double* __restrict__ F,
+                                                              const double* __restrict__ E, const double* __restrict__ f,
+                                                              const double* __restrict__ step, double* __restrict__ out) {
+  const double* step_points = step + static_cast<std::size_t>(s.C) * s.c;
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads) {
+    double sum = 0.0;
+    for (int a = 0; a < s.m; ++a) {
+      const double js = camera_term(s, F, i, a, step) + point_term(s, E, i, a, step_points);
+      sum += js * (f[static_cast<std::size_t>(a) * s.R + i] + 0.5 * js);
+    }
+    out[i] = -sum;
+  }
+}
+
+// step = -(y_c, y_p); delta = step .* scaling; count non-finite entries.
+__global__ void finish_step_kernel(std::size_t camera_values, std::size_t n, const double* __restrict__ yc,
+                                   const double* __restrict__ yp, const double* __restrict__ scaling,
+                                   double* __restrict__ step, double* __restrict__ delta, int* nonfinite) {
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads) {
+    const double v = -(i < camera_values ? yc[i] : yp[i - camera_values]);
+    step[i] = v;
+    delta[i] = v * scaling[i];
+    if (!isfinite(v)) atomicAdd(nonfinite, 1);
+  }
+}
+
+__global__ void add_kernel(std::size_t n, const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ out) {
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
+    out[i] = a[i] + b[i];
+}
+
+// Dense Schur: G rows of one chunk of points: G(c_i * c + j, 3 (p - first) + q) = (W_i K_p)(j, q),
+// W_i = F_i'E_i, K_p the Cholesky factor of V_p^-1 (so that W V^-1 W' = (W K)(W K)'); column-major,
+// leading dimension ld (the camera rows).
+__global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double* __restrict__ F,
+                                                           const double* __restrict__ E, const double* __restrict__ Vinv,
+                                                           int first, int count, double* __restrict__ G, int ld) {
+  for (int t = blockIdx.x * kThreads + threadIdx.x; t < count; t += gridDim.x * kThreads) {
+    const int p = first + t;
+    double V[9];
+    for (int k = 0; k < 9; ++k) V[k] = Vinv[static_cast<std::size_t>(k) * s.P + p];
+    // K lower with K K' = V (V is SPD: the inverse of an SPD block).
+    const double k00 = sqrt(V[0]);
+    const double k10 = V[3] / k00, k20 = V[6] / k00;
+    const double k11 = sqrt(fmax(V[4] - k10 * k10, 0.0));
+    const double k21 = k11 > 0.0 ? (V[7] - k20 * k10) / k11 : 0.0;
+    const double k22 = sqrt(fmax(V[8] - k20 * k20 - k21 * k21, 0.0));
+    const double K[9] = {k00, 0, 0, k10, k11, 0, k20, k21, k22};
+    for (int u = s.point_start[p]; u < s.point_start[p + 1]; ++u) {
+      const int i = s.point_residuals[u];
+      const int cam = s.camera_of[i];
+      if (cam < 0) continue;
+      for (int j = 0; j < s.c; ++j) {
+        double W[3] = {0, 0, 0};
+        for (int a = 0; a < s.m; ++a) {
+          const double fj = F[static_cast<std::size_t>(a * s.c + j) * s.R + i];
+          for (int q = 0; q < 3; ++q) W[q] += fj * E[static_cast<std::size_t>(3 * a + q) * s.R + i];
+        }
+        for (int q = 0; q < 3; ++q) {
+          const double g = W[0] * K[q] + W[1] * K[3 + q] + W[2] * K[6 + q];
+          G[static_cast<std::size_t>(3 * t + q) * ld + cam * s.c + j] += g;
+        }
+      }
+    }
+  }
+}
+
+class CudaEngine;
+
+// S x = (U + D^2 - W V^-1 W') x, matrix-free (Ceres' ImplicitSchurComplement::RightMultiply).
+class SchurOperator final : public linalg_cuda::LinearOperator {
+ public:
+  explicit SchurOperator(const CudaEngine& engine) : engine_(engine) {}
+  std::size_t rows() const override;
+  std::size_t cols() const override { return rows(); }
+  void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override;
+
+ private:
+  const CudaEngine& engine_;
+};
+
+// z = B r with the inverted camera blocks B.
+class CameraBlockPreconditioner final : public linalg_cuda::Preconditioner {
+ public:
+  explicit CameraBlockPreconditioner(const CudaEngine& engine) : engine_(engine) {}
+  std::size_t size() const override;
+  void apply(const DeviceVector<double>& r, DeviceVector<double>& z) const override;
+
+ private:
+  const CudaEngine& engine_;
+};
+
+class CudaEngine final : public BaEngine {
+ public:
+  CudaEngine(const BaLayout& layout, const EngineOptions& options)
+      : layout_(layout), options_(options), index_(make_index(layout)), stream_(linalg_cuda::thread_context().stream()) {
+    if (index_.residuals > (1 << 30)) throw linalg_cuda::InvalidArgument("ceres_cuda: more than 2^30 residual blocks");
+    const int c = index_.camera_size, m = index_.residual_size, R = index_.residuals;
+    camera_values_ = static_cast<std::size_t>(index_.cameras) * c;
+    n_ = camera_values_ + 3 * static_cast<std::size_t>(index_.points);
+    d_camera_of_ = DeviceVector<int>(index_.camera_of);
+    d_point_of_ = DeviceVector<int>(index_.point_of);
+    d_camera_param_ = DeviceVector<int>(index_.camera_param);
+    d_point_param_ = DeviceVector<int>(index_.point_param);
+    d_camera_start_ = DeviceVector<int>(index_.camera_start);
+    d_camera_residuals_ = DeviceVector<int>(index_.camera_residuals.empty() ? std::vector<int>{0} : index_.camera_residuals);
+    d_point_start_ = DeviceVector<int>(index_.point_start);
+    d_point_residuals_ = DeviceVector<int>(index_.point_residuals.empty() ? std::vector<int>{0} : index_.point_residuals);
+    shape_ = {R, index_.cameras, index_.points, c, m, d_camera_of_.data(), d_point_of_.data(), d_camera_param_.data(),
+              d_point_param_.data(), d_camera_start_.data(), d_camera_residuals_.data(), d_point_start_.data(),
+              d_point_residuals_.data()};
+
+    host_cameras_.resize(layout.cameras.size() * c);
+    host_points_.resize(layout.points.size() * 3);
+    for (std::size_t k = 0; k < layout.cameras.size(); ++k) std::copy_n(layout.cameras[k], c, host_cameras_.data() + k * c);
+    for (std::size_t k = 0; k < layout.points.size(); ++k) std::copy_n(layout.points[k], 3, host_points_.data() + k * 3);
+    fast_ = layout.snavely;
+    if (fast_) {
+      cameras_ = DeviceVector<double>(host_cameras_);
+      points_ = DeviceVector<double>(host_points_);
+      candidate_cameras_ = cameras_.copy();
+      candidate_points_ = points_.copy();
+      std::vector<double> obs(2 * static_cast<std::size_t>(R));
+      for (int i = 0; i < R; ++i) {
+        obs[i] = layout.observations[2 * static_cast<std::size_t>(i)];
+        obs[R + i] = layout.observations[2 * static_cast<std::size_t>(i) + 1];
+      }
+      observations_ = DeviceVector<double>(obs);
+    } else {
+      evaluator_ = std::make_unique<GenericEvaluator>(layout_, index_, options.num_threads);
+      host_candidate_cameras_ = host_cameras_;
+      host_candidate_points_ = host_points_;
+      host_f_.resize(static_cast<std::size_t>(R) * m);
+      host_F_.assign(static_cast<std::size_t>(R) * m * c, 0.0);
+      host_E_.assign(static_cast<std::size_t>(R) * m * 3, 0.0);
+      host_delta_.resize(n_);
+      staging_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * std::max(c, 3));
+    }
+    f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
+    F_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * c, 0.0);
+    E_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * 3, 0.0);
+    cost_ = DeviceVector<double>(std::max(1, R), 0.0);
+    gradient_ = DeviceVector<double>(n_, 0.0);
+    scaling_ = DeviceVector<double>(n_, 1.0);
+    norms_ = DeviceVector<double>(n_, 0.0);
+    diagonal_ = DeviceVector<double>(n_, 0.0);
+    d2_ = DeviceVector<double>(n_, 0.0);
+    step_ = DeviceVector<double>(n_, 0.0);
+    delta_ = DeviceVector<double>(n_, 0.0);
+    Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
+    point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
+    w_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
+    rhs_ = DeviceVector<double>(camera_values_, 0.0);
+    y_ = DeviceVector<double>(camera_values_, 0.0);
+    blocks_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(index_.cameras) * c * c), 0.0);
+    per_residual_ = DeviceVector<double>(std::max(1, R), 0.0);
+    partials_ = DeviceVector<double>(kMaxReduceBlocks, 0.0);
+    scalars_ = linalg_cuda::DeviceBuffer(64);
+    LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 64, stream_));
+  }
+
+  ~CudaEngine() override {
+    if (solver_) cusolverDnDestroy(solver_);
+  }
+
+  bool evaluate_at_x(double* cost) override {
+    const auto start = std::chrono::steady_clock::now();
+    const bool ok = evaluate(true, cost);
+    counters_.jacobian_seconds += seconds_since(start);
+    ++counters_.jacobian_evaluations;
+    if (ok) {
+      camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
+          shape_, F_.data(), E_.data(), f_.data(), 1.0, nullptr, nullptr, nullptr, gradient_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+      point_solve_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(), 1.0, 0.0,
+                                                                        nullptr, nullptr, gradient_.data() + camera_values_);
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+    return ok;
+  }
+
+  void gradient_norms(double* norm, double* max_norm) override {
+    *norm = std::sqrt(device_sum(gradient_.data(), n_, true));
+    *max_norm = device_max_abs(gradient_.data(), n_);
+  }
+
+  void compute_jacobi_scaling() override {
+    column_norms(scaling_.data());
+    scaling_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, scaling_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  void apply_jacobi_scaling() override {
+    scale_columns_kernel<<<blocks_for(shape_.R), kThreads, 0, stream_>>>(shape_, scaling_.data(), F_.data(), E_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  StepResult solve_step(double radius, bool reuse_diagonal) override {
+    const auto start = std::chrono::steady_clock::now();
+    if (!reuse_diagonal) column_norms(norms_.data());
+    lm_diagonal_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, !reuse_diagonal, options_.min_lm_diagonal,
+                                                                 options_.max_lm_diagonal, radius, norms_.data(),
+                                                                 diagonal_.data(), d2_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    int* counts = scalars_.as<int>() + 8;  // [0] singular points, [1] singular cameras, [2] non-finite
+    LINALG_CUDA_CHECK(cudaMemsetAsync(counts, 0, 3 * sizeof(int), stream_));
+    point_blocks_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), d2_.data() + camera_values_,
+                                                                       Vinv_.data(), counts);
+    LINALG_CUDA_CHECK_LAUNCH();
+    // rhs = F'(f - E e), e = V^-1 E'f.
+    point_solve_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(), 1.0, 0.0,
+                                                                      nullptr, Vinv_.data(), point_tmp_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
+        shape_, F_.data(), E_.data(), f_.data(), 1.0, nullptr, point_tmp_.data(), nullptr, rhs_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+
+    StepResult result;
+    y_.fill(0.0);
+    if (options_.linear_solver == ceres::DENSE_SCHUR) dense_schur_solve(&result, counts);
+    else iterative_schur_solve(&result, counts);
+
+    const bool usable = result.termination != LinearTermination::Failure &&
+                        result.termination != LinearTermination::FatalError;
+    if (usable) {
+      // y_p = V^-1 E'(f - F y_c); step = -y; delta = step .* scaling.
+      point_solve_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(), 1.0,
+                                                                        -1.0, y_.data(), Vinv_.data(), point_tmp_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+      finish_step_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(camera_values_, n_, y_.data(), point_tmp_.data(),
+                                                                   scaling_.data(), step_.data(), delta_.data(), counts + 2);
+      LINALG_CUDA_CHECK_LAUNCH();
+      model_cost_kernel<<<blocks_for(shape_.R), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(),
+                                                                        step_.data(), per_residual_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+      result.model_cost_change = device_sum(per_residual_.data(), shape_.R, false);
+    }
+    int host_counts[3];
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost, stream_));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    counters_.singular_point_blocks += host_counts[0];
+    counters_.singular_camera_blocks += host_counts[1];
+    result.finite = host_counts[2] == 0;
+    if (usable && !fast_) delta_.download(host_delta_.data(), n_);
+    counters_.linear_seconds += seconds_since(start);
+    return result;
+  }
+
+  bool evaluate_candidate(double* cost) override {
+    const auto start = std::chrono::steady_clock::now();
+    bool ok;
+    if (fast_) {
+      add_kernel<<<blocks_for(camera_values_), kThreads, 0, stream_>>>(camera_values_, cameras_.data(), delta_.data(),
+                                                                        candidate_cameras_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+      add_kernel<<<blocks_for(n_ - camera_values_), kThreads, 0, stream_>>>(
+          n_ - camera_values_, points_.data(), delta_.data() + camera_values_, candidate_points_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+      ok = evaluate_fast(candidate_cameras_.data(), candidate_points_.data(), false, cost);
+    } else {
+      host_candidate_cameras_ = host_cameras_;
+      host_candidate_points_ = host_points_;
+      for (std::size_t k = 0; k < camera_values_; ++k) host_candidate_cameras_[k] += host_delta_[k];
+      for (std::size_t k = camera_values_; k < n_; ++k) host_candidate_points_[k - camera_values_] += host_delta_[k];
+      ok = evaluator_->evaluate(host_candidate_cameras_.data(), host_candidate_points_.data(), host_f_.data(), nullptr,
+                                nullptr, cost);
+    }
+    counters_.residual_seconds += seconds_since(start);
+    ++counters_.residual_evaluations;
+    return ok;
+  }
+
+  double x_norm() override {
+    if (!fast_) {
+      double sum = 0.0;
+      for (std::size_t k = 0; k < camera_values_; ++k) sum += host_cameras_[k] * host_cameras_[k];
+      for (std::size_t k = 0; k < n_ - camera_values_; ++k) sum += host_points_[k] * host_points_[k];
+      return std::sqrt(sum);
+    }
+    return std::sqrt(device_sum(cameras_.data(), camera_values_, true) +
+                     device_sum(points_.data(), n_ - camera_values_, true));
+  }
+
+  double delta_norm() override { return std::sqrt(device_sum(delta_.data(), n_, true)); }
+
+  void accept_candidate() override {
+    if (fast_) {
+      std::swap(cameras_, candidate_cameras_);
+      std::swap(points_, candidate_points_);
+    } else {
+      host_cameras_.swap(host_candidate_cameras_);
+      host_points_.swap(host_candidate_points_);
+    }
+  }
+
+  void write_parameters() override {
+    const int c = index_.camera_size;
+    if (fast_) {
+      cameras_.download(host_cameras_.data(), host_cameras_.size());
+      points_.download(host_points_.data(), host_points_.size());
+    }
+    for (int k = 0; k < index_.cameras; ++k) std::copy_n(host_cameras_.data() + static_cast<std::size_t>(k) * c, c, layout_.cameras[k]);
+    for (int k = 0; k < index_.points; ++k) std::copy_n(host_points_.data() + 3 * static_cast<std::size_t>(k), 3, layout_.points[k]);
+  }
+
+  const EngineCounters& counters() const override { return counters_; }
+  std::string description() const override {
+    return fast_ ? "cuda, fast path (SnavelyReprojectionError and the loss evaluated on the GPU)"
+                 : "cuda, generic path (cost functions on " + std::to_string(options_.num_threads) +
+                       " CPU thread(s), Jacobians uploaded)";
+  }
+
+  // For the operator and preconditioner.
+  const Shape& shape() const { return shape_; }
+  std::size_t camera_values() const { return camera_values_; }
+  cudaStream_t stream() const { return stream_; }
+  const double* F() const { return F_.data(); }
+  const double* E() const { return E_.data(); }
+  const double* Vinv() const { return Vinv_.data(); }
+  const double* d2() const { return d2_.data(); }
+  const double* blocks() const { return blocks_.data(); }
+  double* w() const { return const_cast<double*>(w_.data()); }
+
+ private:
+  bool evaluate(bool jacobians, double* cost) {
+    if (fast_) return evaluate_fast(cameras_.data(), points_.data(), jacobians, cost);
+    if (!evaluator_->evaluate(host_cameras_.data(), host_points_.data(), host_f_.data(), jacobians ? host_F_.data() : nullptr,
+                              jacobians ? host_E_.data() : nullptr, cost))
+      return false;
+    upload_transposed(host_f_, index_.residual_size, f_.data());
+    if (jacobians) {
+      upload_transposed(host_F_, index_.residual_size * index_.camera_size, F_.data());
+      upload_transposed(host_E_, index_.residual_size * 3, E_.data());
+    }
+    return true;
+  }
+
+  void upload_transposed(const std::vector<double>& host, int width, double* out) {
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    transpose_kernel<<<blocks_for(host.size()), kThreads, 0, stream_>>>(staging_.data(), shape_.R, width, out);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  bool evaluate_fast(const double* cameras, const double* points, bool jacobians, double* cost) {
+    int* failed = scalars_.as<int>() + 12;
+    LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
+    snavely_kernel<<<blocks_for(shape_.R), kThreads, 0, stream_>>>(shape_, cameras, points, observations_.data(),
+                                                                   layout_.loss, jacobians, f_.data(), F_.data(),
+                                                                   E_.data(), cost_.data(), failed);
+    LINALG_CUDA_CHECK_LAUNCH();
+    *cost = device_sum(cost_.data(), shape_.R, false);
+    int host_failed = 0;
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(&host_failed, failed, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return host_failed == 0 && std::isfinite(*cost);
+  }
+
+  void column_norms(double* out) {
+    camera_column_norms_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), out);
+    LINALG_CUDA_CHECK_LAUNCH();
+    point_column_norms_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), out + camera_values_);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  double device_sum(const double* v, std::size_t n, bool squares) {
+    double* out = scalars_.as<double>();
+    const unsigned blocks = std::min<unsigned>(kMaxReduceBlocks, blocks_for(n));
+    sum_kernel<<<blocks, kThreads, 0, stream_>>>(v, n, squares, partials_.data(),
+                                                 reinterpret_cast<unsigned*>(scalars_.as<int>() + 14), out);
+    LINALG_CUDA_CHECK_LAUNCH();
+    double result;
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(&result, out, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return result;
+  }
+
+  double device_max_abs(const double* v, std::size_t n) {
+    auto* out = reinterpret_cast<unsigned long long*>(scalars_.as<double>() + 1);
+    LINALG_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), stream_));
+    max_abs_kernel<<<std::min<unsigned>(kMaxReduceBlocks, blocks_for(n)), kThreads, 0, stream_>>>(v, n, out);
+    LINALG_CUDA_CHECK_LAUNCH();
+    unsigned long long bits;
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(&bits, out, sizeof bits, cudaMemcpyDeviceToHost, stream_));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    double result;
+    std::memcpy(&result, &bits, sizeof result);
+    return result;
+  }
+
+  void iterative_schur_solve(StepResult* result, int* counts) {
+    const bool schur = options_.preconditioner == ceres::SCHUR_JACOBI;
+    camera_blocks_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
+        shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), schur, true, blocks_.data(), nullptr, 0, counts + 1);
+    LINALG_CUDA_CHECK_LAUNCH();
+    linalg_cuda::CgOptions cg;
+    cg.relative_tolerance = 0.0;  // Ceres turns the residual test off for LM steps
+    cg.absolute_tolerance = 0.0;
+    cg.quadratic_tolerance = options_.eta;
+    cg.min_iterations = options_.min_linear_iterations;
+    cg.max_iterations = options_.max_linear_iterations;
+    cg.check_every = 2;  // the operator is costly: few leftover applications per read-back
+    cg_.set_options(cg);
+    const SchurOperator op(*this);
+    const CameraBlockPreconditioner preconditioner(*this);
+    const linalg_cuda::SolverSummary s = cg_.solve(op, rhs_, y_, &preconditioner);
+    result->linear_iterations = s.iterations;
+    result->message = s.message;
+    switch (s.termination) {
+      case linalg_cuda::CgTermination::Converged:
+      case linalg_cuda::CgTermination::QuadraticModelConverged: result->termination = LinearTermination::Success; break;
+      case linalg_cuda::CgTermination::MaxIterations:
+      case linalg_cuda::CgTermination::NotPositiveDefinite: result->termination = LinearTermination::NoConvergence; break;
+      default: result->termination = LinearTermination::Failure; break;
+    }
+  }
+
+  void dense_schur_solve(StepResult* result, int* counts) {
+    const int n = static_cast<int>(camera_values_);
+    if (!solver_) {
+      CERES_CUDA_CHECK_SOLVER(cusolverDnCreate(&solver_));
+      CERES_CUDA_CHECK_SOLVER(cusolverDnSetStream(solver_, stream_));
+    }
+    dense_.resize(static_cast<std::size_t>(n) * n);
+    dense_.fill(0.0);
+    // S = -sum_chunks G G' (lower triangle), then + the U + D^2 blocks.
+    const std::size_t max_g = std::max<std::size_t>(3, (std::size_t(256) << 20) / sizeof(double) / std::max(1, n));
+    const int chunk = static_cast<int>(std::min<std::size_t>(max_g / 3, std::max(1, shape_.P)));
+    g_.resize(static_cast<std::size_t>(n) * 3 * chunk);
+    cublasHandle_t blas = linalg_cuda::thread_context().cublas();
+    LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
+    for (int first = 0; first < shape_.P; first += chunk) {
+      const int count = std::min(chunk, shape_.P - first);
+      LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * 3 * count * sizeof(double), stream_));
+      dense_g_kernel<<<blocks_for(count), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), Vinv_.data(), first, count,
+                                                                  g_.data(), n);
+      LINALG_CUDA_CHECK_LAUNCH();
+      const double alpha = -1.0, beta = 1.0;
+      LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, 3 * count, &alpha, g_.data(), n, &beta,
+                                    dense_.data(), n));
+    }
+    camera_blocks_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
+        shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), false, false, nullptr, dense_.data(), n, counts + 1);
+    LINALG_CUDA_CHECK_LAUNCH();
+    int work_size = 0;
+    CERES_CUDA_CHECK_SOLVER(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &work_size));
+    work_.resize(std::max(1, work_size));
+    int* info = scalars_.as<int>() + 11;
+    CERES_CUDA_CHECK_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, work_.data(), work_size, info));
+    int host_info = 0;
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(&host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (host_info != 0) {
+      result->termination = LinearTermination::Failure;
+      result->message = "cuSOLVER failure. Unable to perform dense Cholesky factorization (minor " +
+                        std::to_string(host_info) + " not positive definite).";
+      return;
+    }
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(y_.data(), rhs_.data(), camera_values_ * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+    CERES_CUDA_CHECK_SOLVER(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, n, 1, dense_.data(), n, y_.data(), n, info));
+    result->termination = LinearTermination::Success;
+    result->message = "Success.";
+    result->linear_iterations = 1;
+  }
+
+  const BaLayout& layout_;
+  EngineOptions options_;
+  BaIndex index_;
+  cudaStream_t stream_;
+  Shape shape_{};
+  bool fast_ = false;
+  std::size_t camera_values_ = 0, n_ = 0;
+  DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
+      d_point_start_, d_point_residuals_;
+  DeviceVector<double> cameras_, points_, candidate_cameras_, candidate_points_, observations_;
+  DeviceVector<double> f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
+  DeviceVector<double> Vinv_, point_tmp_, w_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
+  DeviceVector<double> dense_, g_, work_;
+  linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
+  linalg_cuda::ConjugateGradient cg_;
+  cusolverDnHandle_t solver_ = nullptr;
+  // Generic path (and the host copy of x for write_parameters).
+  std::unique_ptr<GenericEvaluator> evaluator_;
+  std::vector<double> host_cameras_, host_points_, host_candidate_cameras_, host_candidate_points_;
+  std::vector<double> host_f_, host_F_, host_E_, host_delta_;
+  EngineCounters counters_;
+};
+
+std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
+
+void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
+  const Shape& s = engine_.shape();
+  // w = V^-1 E' F x, then y = F'(F x - E w) + D^2 x.
+  point_solve_kernel<<<blocks_for(s.P), kThreads, 0, engine_.stream()>>>(s, engine_.F(), engine_.E(), nullptr, 0.0, 1.0,
+                                                                          x.data(), engine_.Vinv(), engine_.w());
+  LINALG_CUDA_CHECK_LAUNCH();
+  camera_gather_kernel<<<blocks_for(32 * std::size_t(s.C)), kThreads, 0, engine_.stream()>>>(
+      s, engine_.F(), engine_.E(), nullptr, 0.0, x.data(), engine_.w(), engine_.d2(), y.data());
+  LINALG_CUDA_CHECK_LAUNCH();
+}
+
+std::size_t CameraBlockPreconditioner::size() const { return engine_.camera_values(); }
+
+void CameraBlockPreconditioner::apply(const DeviceVector<double>& r, DeviceVector<double>& z) const {
+  const Shape& s = engine_.shape();
+  block_apply_kernel<<<blocks_for(s.C), kThreads, 0, engine_.stream()>>>(s.C, s.c, engine_.blocks(), r.data(), z.data());
+  LINALG_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+std::unique_ptr<BaEngine> make_cuda_engine(const BaLayout& layout, const EngineOptions& options) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    throw linalg_cuda::CudaError("ceres_cuda: no CUDA device");
+  }
+  return std::make_unique<CudaEngine>(layout, options);
+}
+
+}  // namespace ceres_cuda::detail

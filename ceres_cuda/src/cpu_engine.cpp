@@ -42,6 +42,7 @@ class CpuEngine final : public BaEngine {
     F_.assign(static_cast<std::size_t>(R_) * m_ * c_, 0.0);
     E_.assign(static_cast<std::size_t>(R_) * m_ * 3, 0.0);
     f_.assign(static_cast<std::size_t>(R_) * m_, 0.0);
+    candidate_f_ = f_;
     gradient_.assign(n, 0.0);
     scaling_.assign(n, 1.0);
     diagonal_.assign(n, 0.0);
@@ -282,9 +283,11 @@ class CpuEngine final : public BaEngine {
     }
   }
 
+  // At x (jacobians): residuals and Jacobians of the step; at a candidate: its cost only, the
+  // residuals going to scratch so that a rejected step leaves x's residuals intact.
   bool evaluate(const double* cameras, const double* points, bool jacobians, double* cost) {
-    return evaluator_.evaluate(cameras, points, f_.data(), jacobians ? F_.data() : nullptr,
-                               jacobians ? E_.data() : nullptr, cost);
+    return evaluator_.evaluate(cameras, points, jacobians ? f_.data() : candidate_f_.data(),
+                               jacobians ? F_.data() : nullptr, jacobians ? E_.data() : nullptr, cost);
   }
 
   void iterative_schur_solve(const double* d2, const Eigen::VectorXd& rhs, Eigen::VectorXd& y, StepResult* result) {
@@ -412,7 +415,7 @@ class CpuEngine final : public BaEngine {
   GenericEvaluator evaluator_;
   int c_ = 0, m_ = 0, R_ = 0;
   std::vector<double> cameras_, points_, candidate_cameras_, candidate_points_;
-  std::vector<double> F_, E_, f_;
+  std::vector<double> F_, E_, f_, candidate_f_;
   std::vector<double> gradient_, scaling_, diagonal_, step_, delta_, Vinv_;
   EngineCounters counters_;
 };

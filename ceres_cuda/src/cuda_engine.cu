@@ -483,6 +483,7 @@ class CudaEngine final : public BaEngine {
       staging_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * std::max(c, 3));
     }
     f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
+    if (fast_) candidate_f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
     F_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * c, 0.0);
     E_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * 3, 0.0);
     cost_ = DeviceVector<double>(std::max(1, R), 0.0);
@@ -690,8 +691,10 @@ class CudaEngine final : public BaEngine {
   bool evaluate_fast(const double* cameras, const double* points, bool jacobians, double* cost) {
     int* failed = scalars_.as<int>() + 12;
     LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
+    // A candidate's residuals go to scratch: a rejected step must leave x's residuals intact.
     snavely_kernel<<<blocks_for(shape_.R), kThreads, 0, stream_>>>(shape_, cameras, points, observations_.data(),
-                                                                   layout_.loss, jacobians, f_.data(), F_.data(),
+                                                                   layout_.loss, jacobians,
+                                                                   jacobians ? f_.data() : candidate_f_.data(), F_.data(),
                                                                    E_.data(), cost_.data(), failed);
     LINALG_CUDA_CHECK_LAUNCH();
     *cost = device_sum(cost_.data(), shape_.R, false);
@@ -818,7 +821,7 @@ class CudaEngine final : public BaEngine {
   DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
       d_point_start_, d_point_residuals_;
   DeviceVector<double> cameras_, points_, candidate_cameras_, candidate_points_, observations_;
-  DeviceVector<double> f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
+  DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
   DeviceVector<double> Vinv_, point_tmp_, w_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket

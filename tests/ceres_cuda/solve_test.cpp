@@ -1,0 +1,210 @@
+// ceres_cuda::Solve against ceres::Solve with the same options: the shared BAL files and synthetic
+// problems, generic and fast evaluation, losses, constant blocks, both linear solvers and both
+// preconditioners; the fallback to ceres::Solve; the Summary. The CPU engine runs everywhere; the
+// GPU engine where a device exists (see solve_gpu_test.cpp).
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "ba_test_support.h"
+#include "ceres_cuda/solve.h"
+
+namespace {
+
+using ceres_cuda::Backend;
+using ceres_cuda::SolveDetails;
+
+struct Outcome {
+  ceres::Solver::Summary summary;
+  SolveDetails details;
+};
+
+// Solves a fresh copy of bal with ceres::Solve and with ceres_cuda::Solve (same options).
+std::pair<ceres::Solver::Summary, Outcome> solve_both(const ceres_cuda::BALProblem& bal, const ceres::Solver::Options& options,
+                                                      Backend backend, bool autodiff = false,
+                                                      ceres::LossFunction* (*loss)() = nullptr, int constant_cameras = 0) {
+  ceres_cuda::BALProblem a = bal, b = bal;
+  auto pa = ba_test::make_problem(a, autodiff, loss ? loss() : nullptr);
+  auto pb = ba_test::make_problem(b, autodiff, loss ? loss() : nullptr);
+  for (int c = 0; c < constant_cameras; ++c) {
+    pa->SetParameterBlockConstant(a.mutable_camera(c));
+    pb->SetParameterBlockConstant(b.mutable_camera(c));
+  }
+  ceres::Solver::Summary reference;
+  ceres::Solve(options, pa.get(), &reference);
+  Outcome ours;
+  ceres_cuda::Solve(options, pb.get(), &ours.summary, backend, &ours.details);
+  return {reference, ours};
+}
+
+void expect_same_result(const ceres::Solver::Summary& reference, const Outcome& ours, double tolerance = 1e-3) {
+  EXPECT_NE(ours.details.path, SolveDetails::Path::CeresFallback) << ours.details.fallback_reason;
+  EXPECT_EQ(ours.summary.termination_type, reference.termination_type)
+      << "ours: " << ours.summary.message << "\nceres: " << reference.message;
+  EXPECT_NEAR(ours.summary.initial_cost, reference.initial_cost, 1e-12 * reference.initial_cost);
+  EXPECT_LT(std::fabs(ours.summary.final_cost - reference.final_cost), tolerance * reference.final_cost)
+      << "ours " << ours.summary.final_cost << " ceres " << reference.final_cost;
+  EXPECT_LT(ours.summary.final_cost, ours.summary.initial_cost);
+  EXPECT_EQ(ours.summary.fixed_cost, reference.fixed_cost);
+  EXPECT_EQ(ours.summary.num_parameter_blocks, reference.num_parameter_blocks);
+  EXPECT_EQ(ours.summary.num_parameters_reduced, reference.num_parameters_reduced);
+  EXPECT_EQ(ours.summary.num_residual_blocks_reduced, reference.num_residual_blocks_reduced);
+  EXPECT_EQ(ours.summary.num_residuals, reference.num_residuals);
+  EXPECT_EQ(ours.summary.linear_solver_ordering_used, reference.linear_solver_ordering_used);
+  EXPECT_EQ(ours.summary.schur_structure_used, reference.schur_structure_used);
+  EXPECT_TRUE(ours.summary.IsSolutionUsable());
+  // The first iteration is the same evaluation in both.
+  ASSERT_FALSE(ours.summary.iterations.empty());
+  EXPECT_NEAR(ours.summary.iterations[0].gradient_max_norm, reference.iterations[0].gradient_max_norm,
+              1e-9 * reference.iterations[0].gradient_max_norm);
+  EXPECT_EQ(static_cast<int>(ours.summary.iterations.size()), ours.summary.num_successful_steps + ours.summary.num_unsuccessful_steps);
+}
+
+ceres_cuda::BALProblem synthetic(int cameras, int points, std::uint32_t seed, double outliers = 0.0) {
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = cameras;
+  o.num_points = points;
+  o.observations_per_point = 4;
+  o.outlier_fraction = outliers;
+  o.seed = seed;
+  return ceres_cuda::make_synthetic_bal(o);
+}
+
+TEST(CpuSolve, MatchesCeresOnSharedBalFiles) {
+  for (const char* name : {"problem-3-7-pre.txt", "problem-49-7776-pre.txt", "problem-16-22106-pre.txt.bz2"}) {
+    const std::string path = ba_test::bal_path(name);
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set CUDA_SOLVERS_DATA)";
+    SCOPED_TRACE(name);
+    const ceres_cuda::BALProblem bal = ceres_cuda::BALProblem::read(path);
+    const auto [reference, ours] = solve_both(bal, ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10),
+                                              Backend::Cpu);
+    EXPECT_EQ(ours.details.path, SolveDetails::Path::Cpu);
+    expect_same_result(reference, ours);
+  }
+}
+
+TEST(CpuSolve, MatchesCeresOnSyntheticProblemsWithEveryLinearSolver) {
+  const ceres_cuda::BALProblem bal = synthetic(12, 600, 5);
+  for (const auto& [type, preconditioner] :
+       {std::pair{ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI}, std::pair{ceres::ITERATIVE_SCHUR, ceres::JACOBI},
+        std::pair{ceres::DENSE_SCHUR, ceres::JACOBI}}) {
+    SCOPED_TRACE(ceres::LinearSolverTypeToString(type) + std::string(" ") + ceres::PreconditionerTypeToString(preconditioner));
+    const auto [reference, ours] = solve_both(bal, ba_test::ba_options(type, preconditioner, 30), Backend::Cpu);
+    expect_same_result(reference, ours);
+  }
+}
+
+TEST(CpuSolve, GenericPathWithAutodiffHuberAndConstantCameras) {
+  const ceres_cuda::BALProblem bal = synthetic(10, 400, 7, 0.05);
+  const auto options = ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 25);
+  {
+    SCOPED_TRACE("autodiff functor");
+    const auto [reference, ours] = solve_both(bal, options, Backend::Cpu, true);
+    expect_same_result(reference, ours);
+  }
+  {
+    SCOPED_TRACE("Huber loss");
+    const auto [reference, ours] = solve_both(bal, options, Backend::Cpu, false, [] {
+      return static_cast<ceres::LossFunction*>(new ceres::HuberLoss(2.0));
+    });
+    expect_same_result(reference, ours);
+  }
+  {
+    SCOPED_TRACE("Cauchy loss, autodiff");
+    const auto [reference, ours] = solve_both(bal, options, Backend::Cpu, true, [] {
+      return static_cast<ceres::LossFunction*>(new ceres::CauchyLoss(1.0));
+    });
+    expect_same_result(reference, ours);
+  }
+  {
+    SCOPED_TRACE("two constant cameras");
+    const auto [reference, ours] = solve_both(bal, options, Backend::Cpu, false, nullptr, 2);
+    expect_same_result(reference, ours);
+  }
+}
+
+TEST(CpuSolve, ProgressCallbacksAndReport) {
+  ceres_cuda::BALProblem bal = synthetic(6, 200, 9);
+  auto problem = ba_test::make_problem(bal, false);
+  struct Counter : ceres::IterationCallback {
+    int calls = 0;
+    ceres::CallbackReturnType operator()(const ceres::IterationSummary& s) override {
+      ++calls;
+      return s.iteration >= 3 ? ceres::SOLVER_TERMINATE_SUCCESSFULLY : ceres::SOLVER_CONTINUE;
+    }
+  } counter;
+  auto options = ba_test::ba_options();
+  options.callbacks.push_back(&counter);
+  options.minimizer_progress_to_stdout = true;
+  ceres::Solver::Summary summary;
+  testing::internal::CaptureStdout();
+  ceres_cuda::Solve(options, problem.get(), &summary);
+  const std::string printed = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(counter.calls, 4);
+  EXPECT_EQ(summary.termination_type, ceres::USER_SUCCESS);
+  EXPECT_NE(printed.find("iter      cost      cost_change  |gradient|"), std::string::npos) << printed;
+  const std::string report = summary.FullReport();
+  EXPECT_NE(report.find("ITERATIVE_SCHUR"), std::string::npos) << report;
+  EXPECT_NE(report.find("SCHUR_JACOBI"), std::string::npos) << report;
+  EXPECT_NE(report.find("User callback returned SOLVER_TERMINATE_SUCCESSFULLY."), std::string::npos) << report;
+}
+
+// A residual on one 2-vector: not bundle adjustment.
+struct Quadratic {
+  template <typename T>
+  bool operator()(const T* x, T* r) const {
+    r[0] = x[0] - T(3.0);
+    r[1] = x[1] + T(1.0);
+    return true;
+  }
+};
+
+TEST(CpuSolve, FallsBackToCeresAndSaysWhy) {
+  // Not bundle adjustment: a residual on one 2-vector.
+  double x[2] = {0, 0};
+  ceres::Problem problem;
+  problem.AddResidualBlock(new ceres::AutoDiffCostFunction<Quadratic, 2, 2>(new Quadratic), nullptr, x);
+  ceres::Solver::Summary summary;
+  SolveDetails details;
+  ceres_cuda::Solve(ba_test::ba_options(), &problem, &summary, Backend::Cpu, &details);
+  EXPECT_EQ(details.path, SolveDetails::Path::CeresFallback);
+  EXPECT_NE(details.fallback_reason.find("1 parameter blocks"), std::string::npos) << details.fallback_reason;
+  EXPECT_EQ(summary.termination_type, ceres::CONVERGENCE);
+  EXPECT_NEAR(x[0], 3.0, 1e-8);
+
+  // A BA problem with options we do not run (SPARSE_SCHUR) is handed over too, and solved.
+  ceres_cuda::BALProblem bal = synthetic(5, 100, 3);
+  auto ba = ba_test::make_problem(bal, false);
+  ceres_cuda::Solve(ba_test::ba_options(ceres::SPARSE_SCHUR), ba.get(), &summary, Backend::Cpu, &details);
+  EXPECT_EQ(details.path, SolveDetails::Path::CeresFallback);
+  EXPECT_NE(details.fallback_reason.find("SPARSE_SCHUR"), std::string::npos) << details.fallback_reason;
+  EXPECT_LT(summary.final_cost, summary.initial_cost);
+}
+
+TEST(CpuSolve, CameraWithoutObservationsAndPointSeenOnce) {
+  // One camera sees nothing (it is not part of any residual: Ceres ignores it), one point is seen by a
+  // single camera (its block V_p is rank 2 without damping: the LM diagonal keeps it invertible).
+  ceres_cuda::BALProblem bal = synthetic(6, 150, 11);
+  std::vector<int> cams = bal.camera_index(), pts = bal.point_index();
+  std::vector<double> obs = bal.observations();
+  // Drop all but the first observation of point 0.
+  std::vector<int> keep_c, keep_p;
+  std::vector<double> keep_o;
+  bool first_of_point0 = true;
+  for (std::size_t i = 0; i < cams.size(); ++i) {
+    if (pts[i] == 0 && !first_of_point0) continue;
+    if (pts[i] == 0) first_of_point0 = false;
+    keep_c.push_back(cams[i]);
+    keep_p.push_back(pts[i]);
+    keep_o.push_back(obs[2 * i]);
+    keep_o.push_back(obs[2 * i + 1]);
+  }
+  std::vector<double> cameras = bal.cameras();
+  cameras.insert(cameras.end(), cameras.begin(), cameras.begin() + 9);  // a 7th camera, never observed
+  const ceres_cuda::BALProblem edited(7, bal.num_points(), keep_c, keep_p, keep_o, cameras, bal.points());
+  const auto [reference, ours] = solve_both(edited, ba_test::ba_options(), Backend::Cpu);
+  expect_same_result(reference, ours);
+}
+
+}  // namespace

@@ -12,10 +12,12 @@ namespace examples {
 
 class CommandLine {
  public:
-  CommandLine(std::string program, const char* usage, std::vector<std::string> value_flags)
-      : program_(std::move(program)), usage_(usage), value_flags_(std::move(value_flags)) {}
+  // value_flags take a value ("--flag value"); switches stand alone ("--flag") and read as "1".
+  CommandLine(std::string program, const char* usage, std::vector<std::string> value_flags,
+              std::vector<std::string> switches = {})
+      : program_(std::move(program)), usage_(usage), value_flags_(std::move(value_flags)), switches_(std::move(switches)) {}
 
-  // flag -> value for every "--flag value" pair given (exits on --help or a bad option).
+  // flag -> value for every flag given (exits on --help or a bad option).
   std::map<std::string, std::string> parse(int argc, char** argv) const {
     std::map<std::string, std::string> values;
     for (int i = 1; i < argc; ++i) {
@@ -23,6 +25,10 @@ class CommandLine {
       if (flag == "--help" || flag == "-h") {
         std::cout << usage_;
         std::exit(0);
+      }
+      if (std::find(switches_.begin(), switches_.end(), flag) != switches_.end()) {
+        values[flag] = "1";
+        continue;
       }
       if (std::find(value_flags_.begin(), value_flags_.end(), flag) == value_flags_.end()) fail("unknown option " + flag);
       if (i + 1 >= argc) fail("missing value after " + flag);
@@ -60,6 +66,7 @@ class CommandLine {
   std::string program_;
   const char* usage_;
   std::vector<std::string> value_flags_;
+  std::vector<std::string> switches_;
 };
 
 }  // namespace examples

@@ -1,7 +1,7 @@
 // ceres_cuda::Solve against ceres::Solve with the same options: the shared BAL files and synthetic
 // problems, generic and fast evaluation, losses, constant blocks, both linear solvers and both
 // preconditioners; the fallback to ceres::Solve; the Summary. The CPU engine runs everywhere; the
-// GPU engine where a device exists (see solve_gpu_test.cpp).
+// GPU engine (GpuSolve tests) where a device exists, also against the CPU engine step by step.
 #include <cmath>
 #include <filesystem>
 
@@ -205,6 +205,110 @@ TEST(CpuSolve, CameraWithoutObservationsAndPointSeenOnce) {
   const ceres_cuda::BALProblem edited(7, bal.num_points(), keep_c, keep_p, keep_o, cameras, bal.points());
   const auto [reference, ours] = solve_both(edited, ba_test::ba_options(), Backend::Cpu);
   expect_same_result(reference, ours);
+}
+
+TEST(GpuSolve, FastPathMatchesCeresOnSharedBalFiles) {
+  REQUIRE_CUDA_DEVICE();
+  for (const char* name : {"problem-3-7-pre.txt", "problem-49-7776-pre.txt", "problem-16-22106-pre.txt.bz2"}) {
+    const std::string path = ba_test::bal_path(name);
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set CUDA_SOLVERS_DATA)";
+    SCOPED_TRACE(name);
+    const ceres_cuda::BALProblem bal = ceres_cuda::BALProblem::read(path);
+    for (const auto type : {ceres::ITERATIVE_SCHUR, ceres::DENSE_SCHUR}) {
+      const auto [reference, ours] = solve_both(bal, ba_test::ba_options(type, ceres::SCHUR_JACOBI, 10), Backend::Cuda);
+      EXPECT_EQ(ours.details.path, SolveDetails::Path::FastGpu);
+      expect_same_result(reference, ours);
+    }
+  }
+}
+
+TEST(GpuSolve, EveryPathMatchesCeres) {
+  REQUIRE_CUDA_DEVICE();
+  const ceres_cuda::BALProblem bal = synthetic(12, 800, 13, 0.05);
+  const auto options = ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 25);
+  auto huber = [] { return static_cast<ceres::LossFunction*>(new ceres::HuberLoss(2.0)); };
+  auto soft = [] { return static_cast<ceres::LossFunction*>(new ceres::SoftLOneLoss(3.0)); };
+  auto arctan = [] { return static_cast<ceres::LossFunction*>(new ceres::ArctanLoss(3.0)); };
+  struct Case {
+    const char* name;
+    bool autodiff;
+    ceres::LossFunction* (*loss)();
+    int constant_cameras;
+    SolveDetails::Path path;
+    ceres::PreconditionerType preconditioner;
+  };
+  const Case cases[] = {
+      {"fast, Huber", false, +huber, 0, SolveDetails::Path::FastGpu, ceres::SCHUR_JACOBI},
+      {"fast, SoftL1, JACOBI", false, +soft, 0, SolveDetails::Path::FastGpu, ceres::JACOBI},
+      {"fast, constant cameras", false, nullptr, 2, SolveDetails::Path::FastGpu, ceres::SCHUR_JACOBI},
+      {"generic, autodiff", true, nullptr, 0, SolveDetails::Path::GenericGpu, ceres::SCHUR_JACOBI},
+      {"generic, Arctan loss", false, +arctan, 0, SolveDetails::Path::GenericGpu, ceres::SCHUR_JACOBI},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto o = options;
+    o.preconditioner_type = c.preconditioner;
+    const auto [reference, ours] = solve_both(bal, o, Backend::Cuda, c.autodiff, c.loss, c.constant_cameras);
+    EXPECT_EQ(ours.details.path, c.path);
+    expect_same_result(reference, ours);
+  }
+}
+
+// The GPU engine against the CPU engine iteration by iteration: the same evaluation (cost,
+// gradient), the same Schur products and preconditioner (the PCG stops at the same iteration and
+// the model decrease agrees), on a real problem and on a random synthetic one.
+TEST(GpuSolve, StepByStepLikeTheCpuEngine) {
+  REQUIRE_CUDA_DEVICE();
+  std::vector<ceres_cuda::BALProblem> problems{synthetic(20, 2000, 17, 0.02)};
+  const std::string path = ba_test::bal_path("problem-49-7776-pre.txt");
+  if (std::filesystem::exists(path)) problems.push_back(ceres_cuda::BALProblem::read(path));
+  for (const auto& bal : problems) {
+    for (const auto type : {ceres::ITERATIVE_SCHUR, ceres::DENSE_SCHUR}) {
+      ceres_cuda::BALProblem a = bal, b = bal;
+      auto pa = ba_test::make_problem(a, false), pb = ba_test::make_problem(b, false);
+      const auto options = ba_test::ba_options(type, ceres::SCHUR_JACOBI, 5);
+      ceres::Solver::Summary cpu, gpu;
+      SolveDetails dc, dg;
+      ceres_cuda::Solve(options, pa.get(), &cpu, Backend::Cpu, &dc);
+      ceres_cuda::Solve(options, pb.get(), &gpu, Backend::Cuda, &dg);
+      ASSERT_EQ(dg.path, SolveDetails::Path::FastGpu);
+      ASSERT_EQ(cpu.iterations.size(), gpu.iterations.size());
+      for (std::size_t k = 0; k < cpu.iterations.size(); ++k) {
+        const auto &c = cpu.iterations[k], &g = gpu.iterations[k];
+        SCOPED_TRACE(testing::Message() << "iteration " << k);
+        EXPECT_NEAR(g.cost, c.cost, 1e-9 * c.cost);
+        EXPECT_NEAR(g.gradient_max_norm, c.gradient_max_norm, 1e-7 * c.gradient_max_norm);
+        EXPECT_NEAR(g.relative_decrease, c.relative_decrease, 1e-6 * (1 + std::fabs(c.relative_decrease)));
+        EXPECT_NEAR(g.linear_solver_iterations, c.linear_solver_iterations, 1);
+        EXPECT_EQ(g.step_is_successful, c.step_is_successful);
+      }
+    }
+  }
+}
+
+TEST(GpuSolve, BitIdenticalRunToRun) {
+  REQUIRE_CUDA_DEVICE();
+  const ceres_cuda::BALProblem bal = synthetic(30, 5000, 19, 0.02);
+  std::vector<double> first;
+  std::vector<double> first_costs;
+  for (int run = 0; run < 3; ++run) {
+    ceres_cuda::BALProblem copy = bal;
+    auto problem = ba_test::make_problem(copy, false, new ceres::HuberLoss(1.0));
+    ceres::Solver::Summary summary;
+    ceres_cuda::Solve(ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10), problem.get(), &summary,
+                      Backend::Cuda, nullptr);
+    std::vector<double> values = copy.cameras();
+    values.insert(values.end(), copy.points().begin(), copy.points().end());
+    std::vector<double> costs;
+    for (const auto& it : summary.iterations) costs.push_back(it.cost);
+    if (run == 0) {
+      first = values;
+      first_costs = costs;
+    } else {
+      EXPECT_EQ(values, first);
+      EXPECT_EQ(costs, first_costs);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,161 @@
+// bench_ceres: bundle adjustment, ceres::Solve (ITERATIVE_SCHUR + SCHUR_JACOBI on all CPU cores)
+// against ceres_cuda::Solve on the GPU with the same options and iteration cap, on the shared BAL
+// files and on synthetic problems of Venice scale (1778 cameras, 1e6 points, 5e6 observations) and
+// Final-13682 scale (13682 cameras, 4.5e6 points, 2.9e7 observations). Per run: total time, time
+// per LM iteration, time per PCG iteration, final cost; for the GPU the PCG iteration's memory
+// floor (the bytes one Schur product must read: F and E once, / the measured copy bandwidth).
+//
+//   bench_ceres [--data DIR] [--iterations N] [--ceres-iterations-large N] [--skip-final] [--json FILE]
+#include <ceres/ceres.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+#include "ceres_cuda/ceres_cuda.h"
+#include "linalg_cuda/errors.h"
+
+namespace {
+
+struct Row {
+  std::string problem, solver;
+  int cameras, points, observations, iterations, pcg_iterations;
+  double seconds, per_lm_ms, per_pcg_ms, floor_pcg_ms, initial_cost, final_cost;
+  std::string termination;
+};
+
+Row run(const std::string& name, const ceres_cuda::BALProblem& original, const std::string& solver, int iterations,
+        int threads, double bandwidth_gbs) {
+  ceres_cuda::BALProblem bal = original;
+  ceres::Problem problem;
+  bal.add_to(&problem);
+  ceres::Solver::Options options;
+  options.linear_solver_type = ceres::ITERATIVE_SCHUR;
+  options.preconditioner_type = ceres::SCHUR_JACOBI;
+  options.max_num_iterations = iterations;
+  options.num_threads = threads;
+  options.logging_type = ceres::SILENT;
+  ceres::Solver::Summary summary;
+  ceres_cuda::SolveDetails details;
+  const auto start = std::chrono::steady_clock::now();
+  if (solver == "ceres") ceres::Solve(options, &problem, &summary);
+  else ceres_cuda::Solve(options, &problem, &summary, ceres_cuda::Backend::Cuda, &details);
+  const double seconds = bench::seconds_since(start);
+  Row r;
+  r.problem = name;
+  r.solver = solver == "ceres" ? "ceres::Solve, " + std::to_string(threads) + " threads" : "ceres_cuda::Solve (" + std::string(ceres_cuda::to_string(details.path)) + ")";
+  r.cameras = bal.num_cameras();
+  r.points = bal.num_points();
+  r.observations = bal.num_observations();
+  r.iterations = static_cast<int>(summary.iterations.size()) - 1;
+  r.pcg_iterations = 0;
+  for (const auto& it : summary.iterations) r.pcg_iterations += it.linear_solver_iterations;
+  r.seconds = seconds;
+  r.per_lm_ms = r.iterations > 0 ? 1e3 * summary.minimizer_time_in_seconds / r.iterations : 0;
+  r.per_pcg_ms = r.pcg_iterations > 0 ? 1e3 * summary.linear_solver_time_in_seconds / r.pcg_iterations : 0;
+  // The implicit Schur product must read every camera and point Jacobian block once.
+  const double bytes = static_cast<double>(bal.num_observations()) * (2 * 9 + 2 * 3) * sizeof(double);
+  r.floor_pcg_ms = solver == "ceres" ? 0 : 1e3 * bytes / (bandwidth_gbs * 1e9);
+  r.initial_cost = summary.initial_cost;
+  r.final_cost = summary.final_cost;
+  r.termination = ceres::TerminationTypeToString(summary.termination_type);
+  std::printf("%-28s %-46s %4d LM %6d PCG %9.3f s %9.2f ms/LM %8.3f ms/PCG (floor %6.3f) cost %.6e -> %.6e %s\n",
+              r.problem.c_str(), r.solver.c_str(), r.iterations, r.pcg_iterations, r.seconds, r.per_lm_ms, r.per_pcg_ms,
+              r.floor_pcg_ms, r.initial_cost, r.final_cost, r.termination.c_str());
+  std::fflush(stdout);
+  return r;
+}
+
+const char* kUsage = R"(usage: bench_ceres [options]
+  --data DIR                   folder with bal/ (default ../shared/data or $CUDA_SOLVERS_DATA)
+  --iterations N               LM iteration cap for every run (default 50)
+  --ceres-iterations-large N   cap for ceres::Solve on the two synthetic large problems (default 5: it
+                               takes minutes per iteration there; time per iteration is compared)
+  --threads T                  CPU threads for ceres::Solve (default: all)
+  --skip-final                 leave out the Final-13682-scale problem
+  --json FILE                  also write the rows as JSON
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = std::getenv("CUDA_SOLVERS_DATA") ? std::getenv("CUDA_SOLVERS_DATA") : "../shared/data";
+  std::string json;
+  int iterations = 50, large_ceres = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
+  bool skip_final = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "bench_ceres: missing value after " << flag << "\n" << kUsage;
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (flag == "--help") { std::cout << kUsage; return 0; }
+    else if (flag == "--data") data = value();
+    else if (flag == "--iterations") iterations = std::stoi(value());
+    else if (flag == "--ceres-iterations-large") large_ceres = std::stoi(value());
+    else if (flag == "--threads") threads = std::stoi(value());
+    else if (flag == "--skip-final") skip_final = true;
+    else if (flag == "--json") json = value();
+    else { std::cerr << "bench_ceres: unknown option " << flag << "\n" << kUsage; return 2; }
+  }
+  if (!linalg_cuda::cuda_device_available()) {
+    std::cerr << "bench_ceres: no CUDA device; this benchmark compares GPU against CPU and needs one\n";
+    return 1;
+  }
+  cudaDeviceProp props{};
+  cudaGetDeviceProperties(&props, 0);
+  const double bandwidth = bench::copy_bandwidth_gbs();
+  std::printf("device %s, copy bandwidth %.0f GB/s, ceres::Solve on %d threads\n", props.name, bandwidth, threads);
+  std::vector<Row> rows;
+  try {
+    for (const char* file : {"problem-49-7776-pre.txt", "problem-16-22106-pre.txt.bz2"}) {
+      const std::string path = data + "/bal/" + file;
+      if (!std::filesystem::exists(path)) { std::cerr << "skipping " << path << " (not found)\n"; continue; }
+      const ceres_cuda::BALProblem bal = ceres_cuda::BALProblem::read(path);
+      rows.push_back(run(file, bal, "gpu", iterations, threads, bandwidth));
+      rows.push_back(run(file, bal, "ceres", iterations, threads, bandwidth));
+    }
+    struct Synthetic { const char* name; int cameras, points, per_point; };
+    std::vector<Synthetic> large{{"synthetic Venice scale", 1778, 1000000, 5}};
+    if (!skip_final) large.push_back({"synthetic Final-13682 scale", 13682, 4500000, 6});
+    for (const Synthetic& s : large) {
+      ceres_cuda::SyntheticBalOptions o;
+      o.num_cameras = s.cameras;
+      o.num_points = s.points;
+      o.observations_per_point = s.per_point;
+      o.outlier_fraction = 0.0;
+      const auto t0 = std::chrono::steady_clock::now();
+      const ceres_cuda::BALProblem bal = ceres_cuda::make_synthetic_bal(o);
+      std::fprintf(stderr, "%s: %d observations generated in %.1f s\n", s.name, bal.num_observations(), bench::seconds_since(t0));
+      rows.push_back(run(s.name, bal, "gpu", iterations, threads, bandwidth));
+      rows.push_back(run(s.name, bal, "ceres", large_ceres, threads, bandwidth));
+    }
+  } catch (const linalg_cuda::Error& e) {
+    std::cerr << "bench_ceres: " << e.what() << "\n";
+    return 2;
+  }
+  if (!json.empty()) {
+    std::ofstream out(json);
+    out << "{\"device\": \"" << props.name << "\", \"copy_bandwidth_gbs\": " << bandwidth << ", \"rows\": [\n";
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Row& r = rows[k];
+      out << "  {\"problem\": \"" << r.problem << "\", \"solver\": \"" << r.solver << "\", \"cameras\": " << r.cameras
+          << ", \"points\": " << r.points << ", \"observations\": " << r.observations << ", \"lm_iterations\": " << r.iterations
+          << ", \"pcg_iterations\": " << r.pcg_iterations << ", \"seconds\": " << r.seconds << ", \"ms_per_lm\": " << r.per_lm_ms
+          << ", \"ms_per_pcg\": " << r.per_pcg_ms << ", \"floor_ms_per_pcg\": " << r.floor_pcg_ms
+          << ", \"initial_cost\": " << r.initial_cost << ", \"final_cost\": " << r.final_cost << ", \"termination\": \""
+          << r.termination << "\"}" << (k + 1 < rows.size() ? "," : "") << "\n";
+    }
+    out << "]}\n";
+  }
+  return 0;
+}

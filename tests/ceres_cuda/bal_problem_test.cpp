@@ -1,0 +1,158 @@
+// BALProblem reading (text and bzip2), writing, bad files, the synthetic generator, PLY output, and
+// the built-in loss recognition the fast path relies on.
+#include <ceres/loss_function.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "ba_test_support.h"
+#include "ceres_cuda/bal_problem.h"
+#include "linalg_cuda/errors.h"
+#include "robust_loss.h"
+
+namespace {
+
+using ceres_cuda::BALProblem;
+
+std::string temp_file(const std::string& name, const std::string& contents) {
+  const auto path = std::filesystem::temp_directory_path() / ("ceres_cuda_test_" + name);
+  std::ofstream(path) << contents;
+  return path.string();
+}
+
+TEST(BALProblem, ReadsTheSharedFiles) {
+  const std::string small = ba_test::bal_path("problem-3-7-pre.txt");
+  const std::string compressed = ba_test::bal_path("problem-16-22106-pre.txt.bz2");
+  if (!std::filesystem::exists(small) || !std::filesystem::exists(compressed)) GTEST_SKIP() << "BAL files not found";
+  const BALProblem a = BALProblem::read(small);
+  EXPECT_EQ(a.num_cameras(), 3);
+  EXPECT_EQ(a.num_points(), 7);
+  EXPECT_EQ(a.num_observations(), 19);
+  const BALProblem b = BALProblem::read(compressed);
+  EXPECT_EQ(b.num_cameras(), 16);
+  EXPECT_EQ(b.num_points(), 22106);
+  EXPECT_EQ(b.num_observations(), 83718);
+  EXPECT_NO_THROW(b.validate());
+  // The data README's initial cost (Ceres' 1/2 sum of squares).
+  BALProblem copy = b;
+  auto problem = ba_test::make_problem(copy, false);
+  double cost = 0;
+  problem->Evaluate(ceres::Problem::EvaluateOptions(), &cost, nullptr, nullptr, nullptr);
+  EXPECT_NEAR(cost, 4.185660e6, 1e2);
+}
+
+TEST(BALProblem, WriteThenReadGivesTheSameProblem) {
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 5;
+  o.num_points = 50;
+  const BALProblem p = ceres_cuda::make_synthetic_bal(o);
+  const std::string path = temp_file("roundtrip.txt", "");
+  p.write(path);
+  const BALProblem q = BALProblem::read(path);
+  EXPECT_EQ(q.camera_index(), p.camera_index());
+  EXPECT_EQ(q.point_index(), p.point_index());
+  EXPECT_EQ(q.observations(), p.observations());  // %.17g round-trips exactly
+  EXPECT_EQ(q.cameras(), p.cameras());
+  EXPECT_EQ(q.points(), p.points());
+  const std::string ply = temp_file("cloud.ply", "");
+  p.write_ply(ply);
+  std::ifstream in(ply);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "ply");
+}
+
+void expect_parse_error(const std::string& contents, long line, const std::string& words) {
+  const std::string path = temp_file("bad.txt", contents);
+  try {
+    BALProblem::read(path);
+    ADD_FAILURE() << "no error for: " << contents;
+  } catch (const linalg_cuda::ParseError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(BALProblem, BadFilesSayWhereAndWhat) {
+  const std::string cams = "0 0 0 0 0 0 500 0 0\n";
+  expect_parse_error("", 1, "ends before the number of cameras");
+  expect_parse_error("1 1 1\n0 0 1.0 2.0\n" + cams, 4, "ends before a point coordinate");  // truncated
+  expect_parse_error("1 1 1\n0 0 1.0 2.0\n0 0 0\n", 4, "ends before a camera parameter");
+  expect_parse_error("1 1 1\n0 3 1.0 2.0\n", 2, "point index 3 out of range");
+  expect_parse_error("1 1 1\n-1 0 1.0 2.0\n", 2, "camera index -1 out of range");
+  expect_parse_error("1 1 1\n0 0 nan 2.0\n", 2, "not finite");
+  expect_parse_error("1 1 1\n0 0 1.0 abc\n", 2, "expected a number");
+  expect_parse_error("1 1 1\n0 0 1.0 2.0\n" + cams + "1 2 3\n4\n", 5, "unexpected text");
+  expect_parse_error("-1 1 1\n", 1, "header counts out of range");
+  EXPECT_THROW(BALProblem::read("/nonexistent/file.txt"), linalg_cuda::Error);
+  // A bzip2 file cut short.
+  const std::string compressed = ba_test::bal_path("problem-16-22106-pre.txt.bz2");
+  if (std::filesystem::exists(compressed)) {
+    std::ifstream in(compressed, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cut = temp_file("cut.bz2", "");
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    EXPECT_THROW(BALProblem::read(cut), linalg_cuda::ParseError);
+  }
+}
+
+TEST(BALProblem, ConstructorValidates) {
+  EXPECT_THROW(BALProblem(1, 1, {0}, {1}, {0, 0}, std::vector<double>(9, 0), std::vector<double>(3, 0)),
+               linalg_cuda::InvalidArgument);
+  EXPECT_THROW(BALProblem(1, 1, {0}, {0}, {NAN, 0}, std::vector<double>(9, 0), std::vector<double>(3, 0)),
+               linalg_cuda::InvalidArgument);
+  EXPECT_THROW(BALProblem(1, 1, {0}, {0}, {0}, std::vector<double>(9, 0), std::vector<double>(3, 0)),
+               linalg_cuda::InvalidArgument);
+}
+
+TEST(SyntheticBal, ShapeNoiseAndOutliers) {
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 20;
+  o.num_points = 1000;
+  o.observations_per_point = 5;
+  o.outlier_fraction = 0.1;
+  const BALProblem p = ceres_cuda::make_synthetic_bal(o);
+  EXPECT_EQ(p.num_observations(), 5000);
+  // Every point in front of every camera that sees it (P.z < 0 in BAL's convention): all finite.
+  BALProblem copy = p;
+  auto problem = ba_test::make_problem(copy, false);
+  double cost = 0;
+  ASSERT_TRUE(problem->Evaluate(ceres::Problem::EvaluateOptions(), &cost, nullptr, nullptr, nullptr));
+  EXPECT_TRUE(std::isfinite(cost));
+  EXPECT_GT(cost, 0);
+  o.seed = 2;
+  EXPECT_NE(ceres_cuda::make_synthetic_bal(o).points(), p.points());
+  o.observations_per_point = 30;
+  EXPECT_THROW(ceres_cuda::make_synthetic_bal(o), linalg_cuda::InvalidArgument);
+}
+
+TEST(BuiltinLoss, RecognisesCeresLossesAndTheirScale) {
+  using ceres_cuda::detail::BuiltinLoss;
+  using ceres_cuda::detail::LossKind;
+  BuiltinLoss loss;
+  for (const double a : {0.1, 1.0, 2.5, 100.0}) {
+    ceres::HuberLoss huber(a);
+    ASSERT_TRUE(ceres_cuda::detail::recognise_builtin_loss(&huber, &loss));
+    EXPECT_EQ(loss.kind, LossKind::Huber);
+    EXPECT_NEAR(loss.a, a, 1e-12 * a);
+    ceres::CauchyLoss cauchy(a);
+    ASSERT_TRUE(ceres_cuda::detail::recognise_builtin_loss(&cauchy, &loss));
+    EXPECT_EQ(loss.kind, LossKind::Cauchy);
+    EXPECT_NEAR(loss.a, a, 1e-12 * a);
+    ceres::SoftLOneLoss soft(a);
+    ASSERT_TRUE(ceres_cuda::detail::recognise_builtin_loss(&soft, &loss));
+    EXPECT_EQ(loss.kind, LossKind::SoftL1);
+    EXPECT_NEAR(loss.a, a, 1e-12 * a);
+  }
+  ceres::ArctanLoss arctan(1.0);
+  EXPECT_FALSE(ceres_cuda::detail::recognise_builtin_loss(&arctan, &loss));
+  ceres::ScaledLoss scaled(new ceres::HuberLoss(1.0), 2.0, ceres::TAKE_OWNERSHIP);
+  EXPECT_FALSE(ceres_cuda::detail::recognise_builtin_loss(&scaled, &loss));
+  EXPECT_TRUE(ceres_cuda::detail::recognise_builtin_loss(nullptr, &loss));
+  EXPECT_EQ(loss.kind, LossKind::None);
+}
+
+}  // namespace

@@ -2,7 +2,9 @@
 
 #include <ceres/cost_function.h>
 #include <ceres/ordered_groups.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <typeinfo>
@@ -49,6 +51,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   std::vector<ceres::ResidualBlockId> residual_ids;
   problem->GetResidualBlocks(&residual_ids);
   if (residual_ids.empty()) return "the problem has no residual blocks";
+  const long count = static_cast<long>(residual_ids.size());
 
   // Points from the ordering's first group when one is given.
   std::unordered_set<const double*> ordered_points;
@@ -58,81 +61,127 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
     for (double* p : groups.begin()->second) ordered_points.insert(p);
   }
 
-  std::unordered_map<double*, int> camera_of, point_of;  // block -> provisional index
-  std::vector<double*> cameras, points;
-  std::vector<BaResidual> residuals;
-  residuals.reserve(residual_ids.size());
-  std::vector<double*> blocks;
-  int residual_size = -1;
-  for (const ceres::ResidualBlockId id : residual_ids) {
-    problem->GetParameterBlocksForResidualBlock(id, &blocks);
-    const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(id);
-    if (blocks.size() != 2)
-      return "a residual block depends on " + std::to_string(blocks.size()) +
-             " parameter blocks (bundle adjustment needs one camera and one point)";
-    const int size0 = problem->ParameterBlockSize(blocks[0]), size1 = problem->ParameterBlockSize(blocks[1]);
+  // Per residual, on all threads (Problem's const queries; millions of residuals in real problems):
+  // its two blocks, which one is the point, or why it does not fit. Sizes come from the cost
+  // function, which declares them, instead of the Problem's block map.
+  struct Seen {
+    double* camera;
+    double* point;
+    const ceres::CostFunction* cost;
     int point_slot;
-    if (!ordered_points.empty()) {
-      const bool p0 = ordered_points.count(blocks[0]) > 0, p1 = ordered_points.count(blocks[1]) > 0;
-      if (p0 == p1) return "a residual block does not connect one point (ordering group 0) and one camera";
-      point_slot = p0 ? 0 : 1;
-    } else if (size0 == kPointSize && size1 != kPointSize) {
-      point_slot = 0;
-    } else if (size1 == kPointSize && size0 != kPointSize) {
-      point_slot = 1;
-    } else if (size0 == kPointSize && size1 == kPointSize) {
-      // Both have 3 values: a block already known as a camera or point decides, else the second is
-      // the point (the BAL convention, camera then point).
-      point_slot = camera_of.count(blocks[1]) || point_of.count(blocks[0]) ? 0 : 1;
-    } else {
-      return "a residual block has no 3-vector point (blocks of size " + std::to_string(size0) + " and " +
-             std::to_string(size1) + ")";
+  };
+  std::vector<Seen> seen(count);
+  std::vector<std::string> thread_reason(omp_get_max_threads());
+#pragma omp parallel
+  {
+    std::vector<double*> blocks;
+    std::string& reason = thread_reason[omp_get_thread_num()];
+#pragma omp for schedule(static)
+    for (long r = 0; r < count; ++r) {
+      if (!reason.empty()) continue;
+      problem->GetParameterBlocksForResidualBlock(residual_ids[r], &blocks);
+      const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(residual_ids[r]);
+      if (blocks.size() != 2) {
+        reason = "a residual block depends on " + std::to_string(blocks.size()) +
+                 " parameter blocks (bundle adjustment needs one camera and one point)";
+        continue;
+      }
+      const int size0 = cost->parameter_block_sizes()[0], size1 = cost->parameter_block_sizes()[1];
+      int point_slot = -1;
+      if (!ordered_points.empty()) {
+        const bool p0 = ordered_points.count(blocks[0]) > 0, p1 = ordered_points.count(blocks[1]) > 0;
+        if (p0 == p1) reason = "a residual block does not connect one point (ordering group 0) and one camera";
+        point_slot = p0 ? 0 : 1;
+      } else if (size0 == kPointSize && size1 != kPointSize) {
+        point_slot = 0;
+      } else if (size1 == kPointSize) {
+        point_slot = 1;  // also when both have 3 values: camera then point, the BAL convention
+      } else {
+        reason = "a residual block has no 3-vector point (blocks of size " + std::to_string(size0) + " and " +
+                 std::to_string(size1) + ")";
+      }
+      if (point_slot >= 0 && cost->parameter_block_sizes()[point_slot] != kPointSize)
+        reason = "a point block does not have 3 values";
+      const int camera_size = point_slot >= 0 ? cost->parameter_block_sizes()[1 - point_slot] : 0;
+      if (camera_size > kMaxCameraSize)
+        reason = "a camera block has " + std::to_string(camera_size) + " values (at most 16)";
+      if (cost->num_residuals() < 1 || cost->num_residuals() > kMaxResidualSize)
+        reason = "residual blocks of " + std::to_string(cost->num_residuals()) + " values (ceres_cuda takes 1 to 8)";
+      seen[r] = {point_slot >= 0 ? blocks[1 - point_slot] : nullptr, point_slot >= 0 ? blocks[point_slot] : nullptr, cost,
+                 point_slot};
     }
-    double* point = blocks[point_slot];
-    double* camera = blocks[1 - point_slot];
-    if (problem->ParameterBlockSize(point) != kPointSize) return "a point block does not have 3 values";
-    if (camera_of.count(point) || point_of.count(camera)) return "a parameter block is used both as camera and as point";
-    const int camera_size = problem->ParameterBlockSize(camera);
-    if (camera_size > kMaxCameraSize) return "a camera block has " + std::to_string(camera_size) + " values (at most 16)";
-    if (layout->camera_size == 0) layout->camera_size = camera_size;
-    if (camera_size != layout->camera_size) return "camera blocks of different sizes";
-    if (residual_size < 0) residual_size = cost->num_residuals();
-    if (cost->num_residuals() != residual_size) return "residual blocks of different sizes";
-    if (residual_size > kMaxResidualSize || residual_size < 1)
-      return "residual blocks of " + std::to_string(residual_size) + " values (ceres_cuda takes 1 to 8)";
-    auto [c_it, c_new] = camera_of.emplace(camera, static_cast<int>(cameras.size()));
-    if (c_new) cameras.push_back(camera);
-    auto [p_it, p_new] = point_of.emplace(point, static_cast<int>(points.size()));
-    if (p_new) points.push_back(point);
-    residuals.push_back({id, cost, problem->GetLossFunctionForResidualBlock(id), c_it->second, p_it->second,
-                         point_slot == 1});
   }
-  layout->residual_size = residual_size;
+  for (const std::string& reason : thread_reason)
+    if (!reason.empty()) return reason;
 
-  for (double* block : cameras)
-    if (problem->HasManifold(block) || has_bounds(*problem, block, layout->camera_size))
-      return "a camera block has a manifold (local parameterization) or bounds";
-  for (double* block : points)
-    if (problem->HasManifold(block) || has_bounds(*problem, block, kPointSize))
-      return "a point block has a manifold (local parameterization) or bounds";
+  // Number the blocks in order of first use (sequential: a hash map each).
+  std::unordered_map<double*, int> camera_of, point_of;
+  camera_of.reserve(1024);
+  point_of.reserve(count / 2);
+  std::vector<double*> cameras, points;
+  std::vector<BaResidual> residuals(count);
+  layout->camera_size = seen[0].cost->parameter_block_sizes()[1 - seen[0].point_slot];
+  const int residual_size = seen[0].cost->num_residuals();
+  for (long r = 0; r < count; ++r) {
+    const Seen& x = seen[r];
+    if (x.cost->parameter_block_sizes()[1 - x.point_slot] != layout->camera_size) return "camera blocks of different sizes";
+    if (x.cost->num_residuals() != residual_size) return "residual blocks of different sizes";
+    auto [c_it, c_new] = camera_of.emplace(x.camera, static_cast<int>(cameras.size()));
+    if (c_new) cameras.push_back(x.camera);
+    auto [p_it, p_new] = point_of.emplace(x.point, static_cast<int>(points.size()));
+    if (p_new) points.push_back(x.point);
+    residuals[r] = {residual_ids[r], x.cost, nullptr, c_it->second, p_it->second, x.point_slot == 1};
+  }
+  for (const double* c : cameras)
+    if (point_of.count(const_cast<double*>(c))) return "a parameter block is used both as camera and as point";
+  layout->residual_size = residual_size;
+#pragma omp parallel for schedule(static)
+  for (long r = 0; r < count; ++r) residuals[r].loss = problem->GetLossFunctionForResidualBlock(residual_ids[r]);
+
+  // Manifolds, bounds and constancy of every block (in parallel: one map lookup per query).
+  auto inspect = [&](const std::vector<double*>& blocks, int size, std::vector<char>* constant) {
+    constant->assign(blocks.size(), 0);
+    int unsupported = 0;
+#pragma omp parallel for schedule(static) reduction(+ : unsupported)
+    for (long k = 0; k < static_cast<long>(blocks.size()); ++k) {
+      if (problem->HasManifold(blocks[k]) || has_bounds(*problem, blocks[k], size)) ++unsupported;
+      (*constant)[k] = problem->IsParameterBlockConstant(blocks[k]) ? 1 : 0;
+    }
+    return unsupported;
+  };
+  std::vector<char> camera_constant, point_constant;
+  if (inspect(cameras, layout->camera_size, &camera_constant) > 0)
+    return "a camera block has a manifold (local parameterization) or bounds";
+  if (inspect(points, kPointSize, &point_constant) > 0)
+    return "a point block has a manifold (local parameterization) or bounds";
 
   // Variable blocks first, keeping the order of first use; residuals renumbered accordingly.
-  auto partition = [&](const std::vector<double*>& all, std::vector<double*>* ordered, int* variable) {
+  auto partition = [](const std::vector<double*>& all, const std::vector<char>& constant, std::vector<double*>* ordered,
+                      int* variable) {
     std::vector<int> new_index(all.size());
     for (int pass = 0; pass < 2; ++pass)
       for (std::size_t i = 0; i < all.size(); ++i)
-        if (problem->IsParameterBlockConstant(all[i]) == (pass == 1)) {
+        if (constant[i] == pass) {
           new_index[i] = static_cast<int>(ordered->size());
           ordered->push_back(all[i]);
           if (pass == 0) ++*variable;
         }
     return new_index;
   };
-  const std::vector<int> camera_index = partition(cameras, &layout->cameras, &layout->variable_cameras);
-  const std::vector<int> point_index = partition(points, &layout->points, &layout->variable_points);
+  const std::vector<int> camera_index = partition(cameras, camera_constant, &layout->cameras, &layout->variable_cameras);
+  const std::vector<int> point_index = partition(points, point_constant, &layout->points, &layout->variable_points);
+  // Residuals camera by camera (a counting sort, stable: problem order within a camera), so that the
+  // GPU's per-camera sums read each camera's Jacobian blocks as one contiguous run.
+  std::vector<long> start(layout->cameras.size() + 1, 0);
   for (BaResidual& r : residuals) {
     r.camera = camera_index[r.camera];
     r.point = point_index[r.point];
+    ++start[r.camera + 1];
+  }
+  for (std::size_t c = 0; c + 1 < start.size(); ++c) start[c + 1] += start[c];
+  std::vector<BaResidual> sorted(count);
+  for (const BaResidual& r : residuals) sorted[start[r.camera]++] = r;
+  for (const BaResidual& r : sorted) {
     if (layout->camera_is_variable(r.camera) || layout->point_is_variable(r.point)) layout->residuals.push_back(r);
     else layout->fixed_residuals.push_back(r);
   }

@@ -411,6 +411,84 @@ __global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double
   }
 }
 
+// ---- the Schur product S x in three passes, each reading its blocks in storage order:
+// u_i = F_i x_c per residual (camera order), then per point w_p = V_p^-1 sum E_i' u_i and t_i = E_i w_p
+// (E in point order), then per camera y_c = sum F_i'(u_i - t_i) + D_c^2 x_c. u and t keep a residual's
+// m values together (the point pass reaches residuals out of order: one load each).
+__global__ void __launch_bounds__(kThreads) camera_product_kernel(Shape s, const double* __restrict__ F,
+                                                                  const double* __restrict__ x, double* __restrict__ u) {
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads)
+    for (int a = 0; a < s.m; ++a) u[static_cast<std::size_t>(i) * s.m + a] = camera_term(s, F, i, a, x);
+}
+
+__global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const double* __restrict__ E_by_point,
+                                                               const double* __restrict__ Vinv,
+                                                               const double* __restrict__ u, double* __restrict__ t_out) {
+  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
+    const int begin = s.point_start[p], end = s.point_start[p + 1];
+    double g0 = 0, g1 = 0, g2 = 0;
+    for (int q = begin; q < end; ++q) {
+      const int i = s.point_residuals[q];
+      for (int a = 0; a < s.m; ++a) {
+        const double v = u[static_cast<std::size_t>(i) * s.m + a];
+        g0 += E_by_point[static_cast<std::size_t>(3 * a) * s.R + q] * v;
+        g1 += E_by_point[static_cast<std::size_t>(3 * a + 1) * s.R + q] * v;
+        g2 += E_by_point[static_cast<std::size_t>(3 * a + 2) * s.R + q] * v;
+      }
+    }
+    double V[9];
+    for (int k = 0; k < 9; ++k) V[k] = Vinv[static_cast<std::size_t>(k) * s.P + p];
+    const double w0 = V[0] * g0 + V[1] * g1 + V[2] * g2;
+    const double w1 = V[3] * g0 + V[4] * g1 + V[5] * g2;
+    const double w2 = V[6] * g0 + V[7] * g1 + V[8] * g2;
+    for (int q = begin; q < end; ++q) {
+      const int i = s.point_residuals[q];
+      for (int a = 0; a < s.m; ++a)
+        t_out[static_cast<std::size_t>(i) * s.m + a] = E_by_point[static_cast<std::size_t>(3 * a) * s.R + q] * w0 +
+                                                      E_by_point[static_cast<std::size_t>(3 * a + 1) * s.R + q] * w1 +
+                                                      E_by_point[static_cast<std::size_t>(3 * a + 2) * s.R + q] * w2;
+    }
+  }
+}
+
+// One block per camera (a camera has thousands of residuals: a warp each would leave most of the
+// GPU idle); threads stride over the camera's residuals, then a fixed-order block sum per entry.
+__global__ void __launch_bounds__(kThreads) camera_schur_kernel(Shape s, const double* __restrict__ F,
+                                                                const double* __restrict__ u,
+                                                                const double* __restrict__ t_in,
+                                                                const double* __restrict__ d2, const double* __restrict__ x,
+                                                                double* __restrict__ y) {
+  for (int cam = blockIdx.x; cam < s.C; cam += gridDim.x) {
+    double acc[kMaxCameraSize];
+    for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
+    for (int q = s.camera_start[cam] + threadIdx.x; q < s.camera_start[cam + 1]; q += kThreads) {
+      const int i = s.camera_residuals[q];
+      const bool has_point = s.point_of[i] >= 0;
+      for (int a = 0; a < s.m; ++a) {
+        const std::size_t at = static_cast<std::size_t>(i) * s.m + a;
+        const double v = u[at] - (has_point ? t_in[at] : 0.0);
+        for (int k = 0; k < s.c; ++k) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * v;
+      }
+    }
+    for (int k = 0; k < s.c; ++k) {
+      const double total = linalg_cuda::detail::block_sum<kThreads>(acc[k]);
+      if (threadIdx.x == 0) {
+        const std::size_t j = static_cast<std::size_t>(cam) * s.c + k;
+        y[j] = total + d2[j] * x[j];
+      }
+    }
+  }
+}
+
+// E in point order (entry k of the q-th residual of the point list at k * R + q).
+__global__ void gather_by_point_kernel(Shape s, int width, const double* __restrict__ in, double* __restrict__ out) {
+  const std::size_t total = static_cast<std::size_t>(s.R) * width;
+  for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < total; t += std::size_t(gridDim.x) * kThreads) {
+    const std::size_t k = t / s.R, q = t % s.R;
+    if (q < static_cast<std::size_t>(s.point_start[s.P])) out[t] = in[k * s.R + s.point_residuals[q]];
+  }
+}
+
 class CudaEngine;
 
 // S x = (U + D^2 - W V^-1 W') x, matrix-free (Ceres' ImplicitSchurComplement::RightMultiply).
@@ -496,7 +574,9 @@ class CudaEngine final : public BaEngine {
     delta_ = DeviceVector<double>(n_, 0.0);
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
-    w_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
+    u_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
+    t_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
+    E_by_point_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * 3, 0.0);
     rhs_ = DeviceVector<double>(camera_values_, 0.0);
     y_ = DeviceVector<double>(camera_values_, 0.0);
     blocks_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(index_.cameras) * c * c), 0.0);
@@ -513,6 +593,7 @@ class CudaEngine final : public BaEngine {
   bool evaluate_at_x(double* cost) override {
     const auto start = std::chrono::steady_clock::now();
     const bool ok = evaluate(true, cost);
+    jacobian_changed_ = true;
     counters_.jacobian_seconds += seconds_since(start);
     ++counters_.jacobian_evaluations;
     if (ok) {
@@ -542,8 +623,19 @@ class CudaEngine final : public BaEngine {
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
+  // After every Jacobian (and its scaling): the copy of E in point order that the Schur product reads.
+  void refresh_point_order() {
+    gather_by_point_kernel<<<blocks_for(E_.size()), kThreads, 0, stream_>>>(shape_, 3 * shape_.m, E_.data(),
+                                                                            E_by_point_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
   StepResult solve_step(double radius, bool reuse_diagonal) override {
     const auto start = std::chrono::steady_clock::now();
+    if (jacobian_changed_) {
+      refresh_point_order();
+      jacobian_changed_ = false;
+    }
     if (!reuse_diagonal) column_norms(norms_.data());
     lm_diagonal_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, !reuse_diagonal, options_.min_lm_diagonal,
                                                                  options_.max_lm_diagonal, radius, norms_.data(),
@@ -666,7 +758,9 @@ class CudaEngine final : public BaEngine {
   const double* Vinv() const { return Vinv_.data(); }
   const double* d2() const { return d2_.data(); }
   const double* blocks() const { return blocks_.data(); }
-  double* w() const { return const_cast<double*>(w_.data()); }
+  double* u() const { return const_cast<double*>(u_.data()); }
+  double* t() const { return const_cast<double*>(t_.data()); }
+  const double* E_by_point() const { return E_by_point_.data(); }
 
  private:
   bool evaluate(bool jacobians, double* cost) {
@@ -817,12 +911,13 @@ class CudaEngine final : public BaEngine {
   cudaStream_t stream_;
   Shape shape_{};
   bool fast_ = false;
+  bool jacobian_changed_ = true;  // E_by_point_ must be refreshed before the next step
   std::size_t camera_values_ = 0, n_ = 0;
   DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
       d_point_start_, d_point_residuals_;
   DeviceVector<double> cameras_, points_, candidate_cameras_, candidate_points_, observations_;
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
-  DeviceVector<double> Vinv_, point_tmp_, w_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
+  DeviceVector<double> Vinv_, point_tmp_, u_, t_, E_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
@@ -838,12 +933,13 @@ std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 
 void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
   const Shape& s = engine_.shape();
-  // w = V^-1 E' F x, then y = F'(F x - E w) + D^2 x.
-  point_solve_kernel<<<blocks_for(s.P), kThreads, 0, engine_.stream()>>>(s, engine_.F(), engine_.E(), nullptr, 0.0, 1.0,
-                                                                          x.data(), engine_.Vinv(), engine_.w());
+  camera_product_kernel<<<blocks_for(s.R), kThreads, 0, engine_.stream()>>>(s, engine_.F(), x.data(), engine_.u());
   LINALG_CUDA_CHECK_LAUNCH();
-  camera_gather_kernel<<<blocks_for(32 * std::size_t(s.C)), kThreads, 0, engine_.stream()>>>(
-      s, engine_.F(), engine_.E(), nullptr, 0.0, x.data(), engine_.w(), engine_.d2(), y.data());
+  point_schur_kernel<<<blocks_for(s.P), kThreads, 0, engine_.stream()>>>(s, engine_.E_by_point(), engine_.Vinv(),
+                                                                          engine_.u(), engine_.t());
+  LINALG_CUDA_CHECK_LAUNCH();
+  camera_schur_kernel<<<static_cast<unsigned>(std::max(1, std::min(s.C, 65535 * 8))), kThreads, 0, engine_.stream()>>>(
+      s, engine_.F(), engine_.u(), engine_.t(), engine_.d2(), x.data(), y.data());
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,5 +1,7 @@
 #include "ba_index.h"
 
+#include "linalg_cuda/errors.h"
+
 namespace ceres_cuda::detail {
 namespace {
 
@@ -36,6 +38,10 @@ BaIndex make_index(const BaLayout& layout) {
     x.point_of[i] = layout.point_is_variable(r.point) ? r.point : -1;
   }
   group(x.camera_of, x.cameras, &x.camera_start, &x.camera_residuals);
+  // The GPU engine relies on the layout's camera-major order: camera c's residuals are exactly
+  // [camera_start[c], camera_start[c + 1]).
+  for (int t = 0; t < static_cast<int>(x.camera_residuals.size()); ++t)
+    if (x.camera_residuals[t] != t) throw linalg_cuda::InvalidArgument("ceres_cuda: residuals are not in camera order");
   group(x.point_of, x.points, &x.point_start, &x.point_residuals);
   return x;
 }

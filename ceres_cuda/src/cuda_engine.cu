@@ -424,16 +424,18 @@ __global__ void __launch_bounds__(kThreads) camera_product_kernel(Shape s, const
 __global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const double* __restrict__ E_by_point,
                                                                const double* __restrict__ Vinv,
                                                                const double* __restrict__ u, double* __restrict__ t_out) {
+  const int width = 3 * s.m;
   for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
     const int begin = s.point_start[p], end = s.point_start[p + 1];
     double g0 = 0, g1 = 0, g2 = 0;
     for (int q = begin; q < end; ++q) {
       const int i = s.point_residuals[q];
+      const double* e = E_by_point + static_cast<std::size_t>(q) * width;  // this residual's E, contiguous
       for (int a = 0; a < s.m; ++a) {
         const double v = u[static_cast<std::size_t>(i) * s.m + a];
-        g0 += E_by_point[static_cast<std::size_t>(3 * a) * s.R + q] * v;
-        g1 += E_by_point[static_cast<std::size_t>(3 * a + 1) * s.R + q] * v;
-        g2 += E_by_point[static_cast<std::size_t>(3 * a + 2) * s.R + q] * v;
+        g0 += e[3 * a] * v;
+        g1 += e[3 * a + 1] * v;
+        g2 += e[3 * a + 2] * v;
       }
     }
     double V[9];
@@ -443,10 +445,9 @@ __global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const do
     const double w2 = V[6] * g0 + V[7] * g1 + V[8] * g2;
     for (int q = begin; q < end; ++q) {
       const int i = s.point_residuals[q];
+      const double* e = E_by_point + static_cast<std::size_t>(q) * width;
       for (int a = 0; a < s.m; ++a)
-        t_out[static_cast<std::size_t>(i) * s.m + a] = E_by_point[static_cast<std::size_t>(3 * a) * s.R + q] * w0 +
-                                                      E_by_point[static_cast<std::size_t>(3 * a + 1) * s.R + q] * w1 +
-                                                      E_by_point[static_cast<std::size_t>(3 * a + 2) * s.R + q] * w2;
+        t_out[static_cast<std::size_t>(i) * s.m + a] = e[3 * a] * w0 + e[3 * a + 1] * w1 + e[3 * a + 2] * w2;
     }
   }
 }
@@ -461,12 +462,12 @@ __global__ void __launch_bounds__(kThreads) camera_schur_kernel(Shape s, const d
   for (int cam = blockIdx.x; cam < s.C; cam += gridDim.x) {
     double acc[kMaxCameraSize];
     for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
-    for (int q = s.camera_start[cam] + threadIdx.x; q < s.camera_start[cam + 1]; q += kThreads) {
-      const int i = s.camera_residuals[q];
-      const bool has_point = s.point_of[i] >= 0;
+    // Residuals are camera-major (see ba_layout.cpp): the camera's residuals are the run itself. t is
+    // zero for residuals whose point is constant (never written).
+    for (int i = s.camera_start[cam] + threadIdx.x; i < s.camera_start[cam + 1]; i += kThreads) {
       for (int a = 0; a < s.m; ++a) {
         const std::size_t at = static_cast<std::size_t>(i) * s.m + a;
-        const double v = u[at] - (has_point ? t_in[at] : 0.0);
+        const double v = u[at] - t_in[at];
         for (int k = 0; k < s.c; ++k) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * v;
       }
     }
@@ -480,12 +481,13 @@ __global__ void __launch_bounds__(kThreads) camera_schur_kernel(Shape s, const d
   }
 }
 
-// E in point order (entry k of the q-th residual of the point list at k * R + q).
+// E in point order, each residual's 3m entries together: entry k of the q-th residual of the point
+// lists at q * 3m + k (the point pass reads a residual's block in one go).
 __global__ void gather_by_point_kernel(Shape s, int width, const double* __restrict__ in, double* __restrict__ out) {
-  const std::size_t total = static_cast<std::size_t>(s.R) * width;
+  const std::size_t total = static_cast<std::size_t>(s.point_start[s.P]) * width;
   for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < total; t += std::size_t(gridDim.x) * kThreads) {
-    const std::size_t k = t / s.R, q = t % s.R;
-    if (q < static_cast<std::size_t>(s.point_start[s.P])) out[t] = in[k * s.R + s.point_residuals[q]];
+    const std::size_t q = t / width, k = t % width;
+    out[t] = in[k * s.R + s.point_residuals[q]];
   }
 }
 

@@ -63,3 +63,18 @@ for args in "--env paper --planner batched-rrtstar --time 3" "--env paper --plan
   "$bin/plan_chain" $args --svg "$out/$name.svg" 2>/dev/null | grep -E "^(planner|result|motions|path)" || echo "(no solution)"
 done
 echo "drawings (SVG) in $out"
+
+echo
+echo "== ceres_cuda: bundle adjustment of the BAL problems (ceres_cuda::Solve; GPU when present, else the CPU engine) =="
+if compgen -G "$data/bal/problem-*" >/dev/null; then
+  for f in "$data"/bal/problem-*; do
+    name=$(basename "$f"); name=${name%%.txt*}
+    echo "-- bal_solve --input $(basename "$f")"
+    # --solver gpu: without a CUDA device ceres_cuda runs its CPU engine and the first line says so
+    "$bin/bal_solve" --input "$f" --solver gpu --iterations 50 --quiet --ply "$out/$name.ply" 2>/dev/null |
+      grep -E "^(ceres_cuda|PCG|Initial|Final|Minimizer iterations|Total|Termination)" || echo "(failed)"
+  done
+  echo "point clouds (PLY) in $out"
+else
+  echo "(no BAL problems in $data/bal: set CUDA_SOLVERS_DATA to the data folder)"
+fi

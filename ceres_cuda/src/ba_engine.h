@@ -11,6 +11,8 @@
 
 #include "ba_layout.h"
 #include "linalg_cuda/backend.h"
+#include "linalg_cuda/cg_options.h"
+#include "linalg_cuda/solver_summary.h"
 
 namespace ceres_cuda::detail {
 
@@ -68,6 +70,29 @@ struct EngineOptions {
   double max_lm_diagonal = 1e32;
   int num_threads = 1;
 };
+
+// Ceres' CG settings for an LM step: the residual test off (r_tolerance -1), the quadratic-model test
+// with eta, min/max linear iterations.
+inline linalg_cuda::CgOptions step_cg_options(const EngineOptions& o) {
+  linalg_cuda::CgOptions cg;
+  cg.relative_tolerance = 0.0;
+  cg.absolute_tolerance = 0.0;
+  cg.quadratic_tolerance = o.eta;
+  cg.min_iterations = o.min_linear_iterations;
+  cg.max_iterations = o.max_linear_iterations;
+  return cg;
+}
+
+// How Ceres' CG would have reported each way our CG stops.
+inline LinearTermination to_linear_termination(linalg_cuda::CgTermination t) {
+  switch (t) {
+    case linalg_cuda::CgTermination::Converged:
+    case linalg_cuda::CgTermination::QuadraticModelConverged: return LinearTermination::Success;
+    case linalg_cuda::CgTermination::MaxIterations:
+    case linalg_cuda::CgTermination::NotPositiveDefinite: return LinearTermination::NoConvergence;  // "indefinite"
+    default: return LinearTermination::Failure;
+  }
+}
 
 std::unique_ptr<BaEngine> make_cpu_engine(const BaLayout& layout, const EngineOptions& options);
 // Throws linalg_cuda::CudaError when no device is usable.

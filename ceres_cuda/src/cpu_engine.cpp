@@ -327,16 +327,11 @@ class CpuEngine final : public BaEngine {
         }
       }
     };
-    linalg_cuda::CgOptions cg;
-    cg.relative_tolerance = 0.0;  // Ceres turns the residual test off for LM steps
-    cg.absolute_tolerance = 0.0;
-    cg.quadratic_tolerance = options_.eta;
-    cg.min_iterations = options_.min_linear_iterations;
-    cg.max_iterations = options_.max_linear_iterations;
+    const linalg_cuda::CgOptions cg = step_cg_options(options_);
     const linalg_cuda::SolverSummary s = linalg_cuda::cpu::cg(apply_s, apply_m, rhs, y, cg);
     result->linear_iterations = s.iterations;
     result->message = s.message;
-    result->termination = to_ceres(s.termination);
+    result->termination = to_linear_termination(s.termination);
   }
 
   void dense_schur_solve(const double* d2, const Eigen::VectorXd& rhs, Eigen::VectorXd& y, StepResult* result) {
@@ -397,16 +392,6 @@ class CpuEngine final : public BaEngine {
     result->termination = LinearTermination::Success;
     result->message = "Success.";
     result->linear_iterations = 1;
-  }
-
-  static LinearTermination to_ceres(linalg_cuda::CgTermination t) {
-    switch (t) {
-      case linalg_cuda::CgTermination::Converged:
-      case linalg_cuda::CgTermination::QuadraticModelConverged: return LinearTermination::Success;
-      case linalg_cuda::CgTermination::MaxIterations:
-      case linalg_cuda::CgTermination::NotPositiveDefinite: return LinearTermination::NoConvergence;
-      default: return LinearTermination::Failure;
-    }
   }
 
   const BaLayout& layout_;

@@ -837,12 +837,7 @@ class CudaEngine final : public BaEngine {
     camera_blocks_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
         shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), schur, true, blocks_.data(), nullptr, 0, counts + 1);
     LINALG_CUDA_CHECK_LAUNCH();
-    linalg_cuda::CgOptions cg;
-    cg.relative_tolerance = 0.0;  // Ceres turns the residual test off for LM steps
-    cg.absolute_tolerance = 0.0;
-    cg.quadratic_tolerance = options_.eta;
-    cg.min_iterations = options_.min_linear_iterations;
-    cg.max_iterations = options_.max_linear_iterations;
+    linalg_cuda::CgOptions cg = step_cg_options(options_);
     cg.check_every = 2;  // the operator is costly: few leftover applications per read-back
     cg_.set_options(cg);
     const SchurOperator op(*this);
@@ -850,13 +845,7 @@ class CudaEngine final : public BaEngine {
     const linalg_cuda::SolverSummary s = cg_.solve(op, rhs_, y_, &preconditioner);
     result->linear_iterations = s.iterations;
     result->message = s.message;
-    switch (s.termination) {
-      case linalg_cuda::CgTermination::Converged:
-      case linalg_cuda::CgTermination::QuadraticModelConverged: result->termination = LinearTermination::Success; break;
-      case linalg_cuda::CgTermination::MaxIterations:
-      case linalg_cuda::CgTermination::NotPositiveDefinite: result->termination = LinearTermination::NoConvergence; break;
-      default: result->termination = LinearTermination::Failure; break;
-    }
+    result->termination = to_linear_termination(s.termination);
   }
 
   void dense_schur_solve(StepResult* result, int* counts) {

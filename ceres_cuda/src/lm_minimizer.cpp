@@ -151,7 +151,7 @@ class Minimizer {
 
   bool run_callbacks() {
     if (o_.minimizer_progress_to_stdout) print_progress(it_);
-    if (o_.update_state_every_iteration && !o_.callbacks.empty()) engine_->write_parameters();
+    if (o_.update_state_every_iteration) engine_->write_parameters();
     for (ceres::IterationCallback* callback : o_.callbacks) {
       switch (callback->operator()(it_)) {
         case ceres::SOLVER_TERMINATE_SUCCESSFULLY:

@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "linalg_cuda/host_device.h"
+#include "linalg_cuda/small_spd_inverse.h"
 
 namespace ceres_cuda::detail {
 
@@ -98,40 +99,8 @@ LINALG_HD int invert_spd_regularised(double* a, int n, double* work) {
   for (int attempt = 0; attempt < 40; ++attempt) {
     for (int k = 0; k < n * n; ++k) work[k] = a[k];
     for (int k = 0; k < n; ++k) work[k * n + k] += lambda;
-    // Cholesky in work (lower).
-    bool ok = true;
-    for (int j = 0; j < n && ok; ++j) {
-      double d = work[j * n + j];
-      for (int k = 0; k < j; ++k) d -= work[j * n + k] * work[j * n + k];
-      if (!(d > 0.0) || !isfinite(d)) {
-        ok = false;
-        break;
-      }
-      const double l = sqrt(d);
-      work[j * n + j] = l;
-      for (int i = j + 1; i < n; ++i) {
-        double s = work[i * n + j];
-        for (int k = 0; k < j; ++k) s -= work[i * n + k] * work[j * n + k];
-        work[i * n + j] = s / l;
-      }
-    }
-    if (ok) {
-      // L^-1 in the lower triangle of work.
-      for (int j = 0; j < n; ++j) {
-        work[j * n + j] = 1.0 / work[j * n + j];
-        for (int i = j + 1; i < n; ++i) {
-          double s = 0.0;
-          for (int k = j; k < i; ++k) s -= work[i * n + k] * work[k * n + j];
-          work[i * n + j] = s / work[i * n + i];
-        }
-      }
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j <= i; ++j) {
-          double s = 0.0;
-          for (int k = i; k < n; ++k) s += work[k * n + i] * work[k * n + j];
-          a[i * n + j] = s;
-          a[j * n + i] = s;
-        }
+    if (linalg_cuda::detail::invert_spd_in_place(work, n, n)) {
+      for (int k = 0; k < n * n; ++k) a[k] = work[k];
       return attempt;
     }
     lambda = lambda == 0.0 ? 1e-12 * trace : lambda * 10.0;

@@ -6,7 +6,7 @@
 
 #include "cg_state.h"
 #include "linalg_cuda/errors.h"
-#include "small_spd_inverse.h"
+#include "linalg_cuda/small_spd_inverse.h"
 
 namespace linalg_cuda::cpu {
 namespace {

@@ -11,7 +11,7 @@
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/device_matrix.h"
 #include "linalg_cuda/errors.h"
-#include "small_spd_inverse.h"
+#include "linalg_cuda/small_spd_inverse.h"
 
 namespace linalg_cuda {
 namespace {

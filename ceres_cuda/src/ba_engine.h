@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ba_layout.h"
 #include "linalg_cuda/backend.h"
@@ -57,6 +58,15 @@ class BaEngine {
   // Copies x into the user's parameter blocks.
   virtual void write_parameters() = 0;
   virtual const EngineCounters& counters() const = 0;
+
+  // Inspection, for the tests that compare the engines piece by piece (natural layout, every value
+  // as the engine holds it). After evaluate_at_x (and the scaling): the Jacobian, F then E, residual
+  // after residual. After solve_step: S x for a camera vector x with that step's D and point blocks;
+  // the preconditioner's inverted camera blocks (ITERATIVE_SCHUR); the step delta.
+  virtual std::vector<double> jacobian() = 0;
+  virtual std::vector<double> schur_product(const std::vector<double>& x) = 0;
+  virtual std::vector<double> preconditioner_blocks() = 0;
+  virtual std::vector<double> delta() = 0;
   virtual std::string description() const = 0;  // e.g. "cuda (fast path: SnavelyReprojectionError)"
 };
 

@@ -95,7 +95,8 @@ class CpuEngine final : public BaEngine {
       column_norms(diagonal_.data());
       for (double& d : diagonal_) d = std::min(std::max(d, options_.min_lm_diagonal), options_.max_lm_diagonal);
     }
-    std::vector<double> d2(diagonal_.size());
+    std::vector<double>& d2 = d2_;
+    d2.resize(diagonal_.size());
     for (std::size_t k = 0; k < d2.size(); ++k) {
       const double d = std::sqrt(diagonal_[k] / radius);
       d2[k] = d * d;
@@ -197,6 +198,19 @@ class CpuEngine final : public BaEngine {
   }
 
   const EngineCounters& counters() const override { return counters_; }
+
+  std::vector<double> jacobian() override {
+    std::vector<double> all(F_);
+    all.insert(all.end(), E_.begin(), E_.end());
+    return all;
+  }
+  std::vector<double> schur_product(const std::vector<double>& x) override {
+    std::vector<double> y(x.size());
+    apply_schur(x.data(), y.data());
+    return y;
+  }
+  std::vector<double> preconditioner_blocks() override { return blocks_; }
+  std::vector<double> delta() override { return delta_; }
   std::string description() const override {
     return std::string("cpu reference, ") + std::to_string(options_.num_threads) + " thread(s)";
   }
@@ -294,7 +308,8 @@ class CpuEngine final : public BaEngine {
     const std::size_t camera_values = static_cast<std::size_t>(index_.cameras) * c_;
     // Preconditioner blocks: S's (SCHUR_JACOBI) or U's (JACOBI) camera blocks, inverted.
     const bool schur = options_.preconditioner == ceres::SCHUR_JACOBI;
-    std::vector<double> blocks(static_cast<std::size_t>(index_.cameras) * c_ * c_);
+    std::vector<double>& blocks = blocks_;
+    blocks.assign(static_cast<std::size_t>(index_.cameras) * c_ * c_, 0.0);
     int singular = 0;
     const ConstBlocks vinv(Vinv_.data(), 1, 9);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(options_.num_threads) reduction(+ : singular)
@@ -308,13 +323,9 @@ class CpuEngine final : public BaEngine {
     }
     counters_.singular_camera_blocks += singular;
 
-    std::vector<double> w(static_cast<std::size_t>(index_.points) * 3);
     const linalg_cuda::cpu::Apply apply_s = [&](const Eigen::VectorXd& x, Eigen::VectorXd& out) {
       out.resize(camera_values);
-      point_solve_all([&](int i, int a) { return camera_term(i, a, x.data()); }, w.data());
-      camera_gather_all([&](int i, int a) { return camera_term(i, a, x.data()) - point_term(i, a, w.data()); },
-                        out.data());
-      for (std::size_t k = 0; k < camera_values; ++k) out[k] += d2[k] * x[k];
+      apply_schur(x.data(), out.data());
     };
     const linalg_cuda::cpu::Apply apply_m = [&](const Eigen::VectorXd& r, Eigen::VectorXd& z) {
       z.resize(camera_values);
@@ -332,6 +343,14 @@ class CpuEngine final : public BaEngine {
     result->linear_iterations = s.iterations;
     result->message = s.message;
     result->termination = to_linear_termination(s.termination);
+  }
+
+  // S x = F'(F x - E V^-1 E'F x) + D^2 x with the last step's D and point blocks.
+  void apply_schur(const double* x, double* out) {
+    std::vector<double> w(static_cast<std::size_t>(index_.points) * 3);
+    point_solve_all([&](int i, int a) { return camera_term(i, a, x); }, w.data());
+    camera_gather_all([&](int i, int a) { return camera_term(i, a, x) - point_term(i, a, w.data()); }, out);
+    for (std::size_t k = 0; k < static_cast<std::size_t>(index_.cameras) * c_; ++k) out[k] += d2_[k] * x[k];
   }
 
   void dense_schur_solve(const double* d2, const Eigen::VectorXd& rhs, Eigen::VectorXd& y, StepResult* result) {
@@ -402,6 +421,7 @@ class CpuEngine final : public BaEngine {
   std::vector<double> cameras_, points_, candidate_cameras_, candidate_points_;
   std::vector<double> F_, E_, f_, candidate_f_;
   std::vector<double> gradient_, scaling_, diagonal_, step_, delta_, Vinv_;
+  std::vector<double> d2_, blocks_;  // the last step's D^2 and inverted preconditioner blocks
   EngineCounters counters_;
 };
 

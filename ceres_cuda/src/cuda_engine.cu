@@ -745,6 +745,32 @@ class CudaEngine final : public BaEngine {
   }
 
   const EngineCounters& counters() const override { return counters_; }
+
+  std::vector<double> jacobian() override {
+    const std::size_t R = shape_.R, fw = static_cast<std::size_t>(shape_.m) * shape_.c, ew = 3 * static_cast<std::size_t>(shape_.m);
+    const std::vector<double> F = F_.to_std(), E = E_.to_std();
+    std::vector<double> all(R * (fw + ew));
+    for (std::size_t i = 0; i < R; ++i) {
+      for (std::size_t k = 0; k < fw; ++k) all[i * fw + k] = F[k * R + i];
+      for (std::size_t k = 0; k < ew; ++k) all[R * fw + i * ew + k] = E[k * R + i];
+    }
+    return all;
+  }
+  std::vector<double> schur_product(const std::vector<double>& x) override {
+    const DeviceVector<double> dx(x);
+    DeviceVector<double> dy(x.size(), 0.0);
+    SchurOperator(*this).apply(dx, dy);
+    return dy.to_std();
+  }
+  std::vector<double> preconditioner_blocks() override {
+    const std::size_t C = shape_.C, cc = static_cast<std::size_t>(shape_.c) * shape_.c;
+    const std::vector<double> soa = blocks_.to_std();
+    std::vector<double> natural(C * cc);
+    for (std::size_t cam = 0; cam < C; ++cam)
+      for (std::size_t k = 0; k < cc; ++k) natural[cam * cc + k] = soa[k * C + cam];
+    return natural;
+  }
+  std::vector<double> delta() override { return delta_.to_std(); }
   std::string description() const override {
     return fast_ ? "cuda, fast path (SnavelyReprojectionError and the loss evaluated on the GPU)"
                  : "cuda, generic path (cost functions on " + std::to_string(options_.num_threads) +

@@ -114,10 +114,20 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   for (const std::string& reason : thread_reason)
     if (!reason.empty()) return reason;
 
-  // Number the blocks in order of first use (sequential: a hash map each).
-  std::unordered_map<double*, int> camera_of, point_of;
-  camera_of.reserve(1024);
-  point_of.reserve(count / 2);
+  // Number the blocks in order of first use. The hash map is built once over the problem's blocks and
+  // then only read (on all threads); the first-use numbering is a sequential pass over arrays.
+  std::vector<double*> all_blocks;
+  problem->GetParameterBlocks(&all_blocks);
+  std::unordered_map<const double*, int> block_index;
+  block_index.reserve(all_blocks.size() * 2);
+  for (int b = 0; b < static_cast<int>(all_blocks.size()); ++b) block_index.emplace(all_blocks[b], b);
+  std::vector<int> camera_block(count), point_block(count);
+#pragma omp parallel for schedule(static)
+  for (long r = 0; r < count; ++r) {
+    camera_block[r] = block_index.find(seen[r].camera)->second;
+    point_block[r] = block_index.find(seen[r].point)->second;
+  }
+  std::vector<int> camera_of(all_blocks.size(), -1), point_of(all_blocks.size(), -1);
   std::vector<double*> cameras, points;
   std::vector<BaResidual> residuals(count);
   layout->camera_size = seen[0].cost->parameter_block_sizes()[1 - seen[0].point_slot];
@@ -126,14 +136,20 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
     const Seen& x = seen[r];
     if (x.cost->parameter_block_sizes()[1 - x.point_slot] != layout->camera_size) return "camera blocks of different sizes";
     if (x.cost->num_residuals() != residual_size) return "residual blocks of different sizes";
-    auto [c_it, c_new] = camera_of.emplace(x.camera, static_cast<int>(cameras.size()));
-    if (c_new) cameras.push_back(x.camera);
-    auto [p_it, p_new] = point_of.emplace(x.point, static_cast<int>(points.size()));
-    if (p_new) points.push_back(x.point);
-    residuals[r] = {residual_ids[r], x.cost, nullptr, c_it->second, p_it->second, x.point_slot == 1};
+    int& c = camera_of[camera_block[r]];
+    if (c < 0) {
+      c = static_cast<int>(cameras.size());
+      cameras.push_back(x.camera);
+    }
+    int& p = point_of[point_block[r]];
+    if (p < 0) {
+      p = static_cast<int>(points.size());
+      points.push_back(x.point);
+    }
+    residuals[r] = {residual_ids[r], x.cost, nullptr, c, p, x.point_slot == 1};
   }
-  for (const double* c : cameras)
-    if (point_of.count(const_cast<double*>(c))) return "a parameter block is used both as camera and as point";
+  for (std::size_t b = 0; b < all_blocks.size(); ++b)
+    if (camera_of[b] >= 0 && point_of[b] >= 0) return "a parameter block is used both as camera and as point";
   layout->residual_size = residual_size;
 #pragma omp parallel for schedule(static)
   for (long r = 0; r < count; ++r) residuals[r].loss = problem->GetLossFunctionForResidualBlock(residual_ids[r]);
@@ -181,10 +197,17 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   for (std::size_t c = 0; c + 1 < start.size(); ++c) start[c + 1] += start[c];
   std::vector<BaResidual> sorted(count);
   for (const BaResidual& r : residuals) sorted[start[r.camera]++] = r;
-  for (const BaResidual& r : sorted) {
-    if (layout->camera_is_variable(r.camera) || layout->point_is_variable(r.point)) layout->residuals.push_back(r);
-    else layout->fixed_residuals.push_back(r);
+  residuals = std::vector<BaResidual>();
+  // Residuals of constant cameras come last; those whose point is constant too only add fixed cost.
+  long variable = count;
+  while (variable > 0 && !layout->camera_is_variable(sorted[variable - 1].camera)) --variable;
+  long kept = variable;
+  for (long r = variable; r < count; ++r) {
+    if (layout->point_is_variable(sorted[r].point)) sorted[kept++] = sorted[r];
+    else layout->fixed_residuals.push_back(sorted[r]);
   }
+  sorted.resize(kept);
+  layout->residuals = std::move(sorted);
   if (layout->residuals.empty()) return "every parameter block is constant";
 
   layout->num_parameter_blocks = problem->NumParameterBlocks();

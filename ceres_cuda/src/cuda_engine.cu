@@ -452,19 +452,23 @@ __global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const do
   }
 }
 
-// One block per camera (a camera has thousands of residuals: a warp each would leave most of the
-// GPU idle); threads stride over the camera's residuals, then a fixed-order block sum per entry.
-__global__ void __launch_bounds__(kThreads) camera_schur_kernel(Shape s, const double* __restrict__ F,
+// The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the
+// residuals are cut into chunks of at most kChunk residuals of one camera; one block per chunk sums
+// F_i'(u_i - t_i) over its residuals (a fixed-order block sum per entry), and then each camera adds up
+// its chunks in order, plus D_c^2 x_c.
+constexpr int kChunk = 1024;
+
+__global__ void __launch_bounds__(kThreads) camera_chunk_kernel(Shape s, const int* __restrict__ chunk_begin,
+                                                                int chunks, const double* __restrict__ F,
                                                                 const double* __restrict__ u,
                                                                 const double* __restrict__ t_in,
-                                                                const double* __restrict__ d2, const double* __restrict__ x,
-                                                                double* __restrict__ y) {
-  for (int cam = blockIdx.x; cam < s.C; cam += gridDim.x) {
+                                                                double* __restrict__ partial) {
+  for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     double acc[kMaxCameraSize];
     for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
-    // Residuals are camera-major (see ba_layout.cpp): the camera's residuals are the run itself. t is
-    // zero for residuals whose point is constant (never written).
-    for (int i = s.camera_start[cam] + threadIdx.x; i < s.camera_start[cam + 1]; i += kThreads) {
+    // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices. t is zero
+    // for residuals whose point is constant (never written).
+    for (int i = chunk_begin[chunk] + threadIdx.x; i < chunk_begin[chunk + 1]; i += kThreads) {
       for (int a = 0; a < s.m; ++a) {
         const std::size_t at = static_cast<std::size_t>(i) * s.m + a;
         const double v = u[at] - t_in[at];
@@ -473,11 +477,21 @@ __global__ void __launch_bounds__(kThreads) camera_schur_kernel(Shape s, const d
     }
     for (int k = 0; k < s.c; ++k) {
       const double total = linalg_cuda::detail::block_sum<kThreads>(acc[k]);
-      if (threadIdx.x == 0) {
-        const std::size_t j = static_cast<std::size_t>(cam) * s.c + k;
-        y[j] = total + d2[j] * x[j];
-      }
+      if (threadIdx.x == 0) partial[static_cast<std::size_t>(chunk) * s.c + k] = total;
     }
+  }
+}
+
+__global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_chunk_start,
+                                        const double* __restrict__ partial, const double* __restrict__ d2,
+                                        const double* __restrict__ x, double* __restrict__ y) {
+  const std::size_t n = static_cast<std::size_t>(s.C) * s.c;
+  for (std::size_t j = blockIdx.x * std::size_t(kThreads) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * kThreads) {
+    const int cam = static_cast<int>(j / s.c), k = static_cast<int>(j % s.c);
+    double total = 0.0;
+    for (int chunk = camera_chunk_start[cam]; chunk < camera_chunk_start[cam + 1]; ++chunk)
+      total += partial[static_cast<std::size_t>(chunk) * s.c + k];
+    y[j] = total + d2[j] * x[j];
   }
 }
 
@@ -579,6 +593,17 @@ class CudaEngine final : public BaEngine {
     u_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
     t_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
     E_by_point_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * 3, 0.0);
+    // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product.
+    std::vector<int> chunk_begin, camera_chunk_start{0};
+    for (int cam = 0; cam < index_.cameras; ++cam) {
+      for (int b = index_.camera_start[cam]; b < index_.camera_start[cam + 1]; b += kChunk) chunk_begin.push_back(b);
+      camera_chunk_start.push_back(static_cast<int>(chunk_begin.size()));
+    }
+    chunks_ = static_cast<int>(chunk_begin.size());
+    chunk_begin.push_back(index_.cameras > 0 ? index_.camera_start[index_.cameras] : 0);
+    chunk_begin_ = DeviceVector<int>(chunk_begin);
+    camera_chunk_start_ = DeviceVector<int>(camera_chunk_start);
+    partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * c), 0.0);
     rhs_ = DeviceVector<double>(camera_values_, 0.0);
     y_ = DeviceVector<double>(camera_values_, 0.0);
     blocks_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(index_.cameras) * c * c), 0.0);
@@ -789,6 +814,10 @@ class CudaEngine final : public BaEngine {
   double* u() const { return const_cast<double*>(u_.data()); }
   double* t() const { return const_cast<double*>(t_.data()); }
   const double* E_by_point() const { return E_by_point_.data(); }
+  int chunks() const { return chunks_; }
+  const int* chunk_begin() const { return chunk_begin_.data(); }
+  const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
+  double* partial() const { return const_cast<double*>(partial_.data()); }
 
  private:
   bool evaluate(bool jacobians, double* cost) {
@@ -934,6 +963,9 @@ class CudaEngine final : public BaEngine {
       d_point_start_, d_point_residuals_;
   DeviceVector<double> cameras_, points_, candidate_cameras_, candidate_points_, observations_;
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
+  int chunks_ = 0;
+  DeviceVector<int> chunk_begin_, camera_chunk_start_;
+  DeviceVector<double> partial_;
   DeviceVector<double> Vinv_, point_tmp_, u_, t_, E_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
@@ -955,8 +987,12 @@ void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y
   point_schur_kernel<<<blocks_for(s.P), kThreads, 0, engine_.stream()>>>(s, engine_.E_by_point(), engine_.Vinv(),
                                                                           engine_.u(), engine_.t());
   LINALG_CUDA_CHECK_LAUNCH();
-  camera_schur_kernel<<<static_cast<unsigned>(std::max(1, std::min(s.C, 65535 * 8))), kThreads, 0, engine_.stream()>>>(
-      s, engine_.F(), engine_.u(), engine_.t(), engine_.d2(), x.data(), y.data());
+  const int chunks = engine_.chunks();
+  camera_chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks, 65535 * 8))), kThreads, 0, engine_.stream()>>>(
+      s, engine_.chunk_begin(), chunks, engine_.F(), engine_.u(), engine_.t(), engine_.partial());
+  LINALG_CUDA_CHECK_LAUNCH();
+  camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, engine_.stream()>>>(
+      s, engine_.camera_chunk_start(), engine_.partial(), engine_.d2(), x.data(), y.data());
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

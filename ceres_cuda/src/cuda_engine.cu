@@ -411,25 +411,14 @@ __global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double
   }
 }
 
-// ---- the Schur product S x in three passes. Residuals are camera-major (see ba_layout.cpp), and
-// every residual with a variable point also has a slot in point order (its place in the point lists):
-//  1. per residual: u_i = F_i x_c, written to its point-order slot;
-//  2. per point: w_p = V_p^-1 sum E_i' u_i and t_i = E_i w_p, reading and writing the point's run of
-//     slots (E is kept in point order too);
-//  3. per camera, over chunks of at most kChunk of its residuals: sum F_i'(F_i x_c - t_i), then each
-//     camera adds up its chunks in order, plus D_c^2 x_c.
-// The out-of-order accesses (the slot of u in pass 1, of t in pass 3) are one m-vector each and sit in
-// passes with a thread per residual; the point pass streams.
-constexpr int kChunk = 1024;
-
+// ---- the Schur product S x in three passes, each reading its blocks in storage order:
+// u_i = F_i x_c per residual (camera order), then per point w_p = V_p^-1 sum E_i' u_i and t_i = E_i w_p
+// (E in point order), then per camera y_c = sum F_i'(u_i - t_i) + D_c^2 x_c. u and t keep a residual's
+// m values together (the point pass reaches residuals out of order: one load each).
 __global__ void __launch_bounds__(kThreads) camera_product_kernel(Shape s, const double* __restrict__ F,
-                                                                  const int* __restrict__ slot,
                                                                   const double* __restrict__ x, double* __restrict__ u) {
-  for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads) {
-    const int q = slot[i];
-    if (q < 0) continue;  // constant point: nothing to eliminate
-    for (int a = 0; a < s.m; ++a) u[static_cast<std::size_t>(q) * s.m + a] = camera_term(s, F, i, a, x);
-  }
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads)
+    for (int a = 0; a < s.m; ++a) u[static_cast<std::size_t>(i) * s.m + a] = camera_term(s, F, i, a, x);
 }
 
 __global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const double* __restrict__ E_by_point,
@@ -440,9 +429,10 @@ __global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const do
     const int begin = s.point_start[p], end = s.point_start[p + 1];
     double g0 = 0, g1 = 0, g2 = 0;
     for (int q = begin; q < end; ++q) {
-      const double* e = E_by_point + static_cast<std::size_t>(q) * width;
+      const int i = s.point_residuals[q];
+      const double* e = E_by_point + static_cast<std::size_t>(q) * width;  // this residual's E, contiguous
       for (int a = 0; a < s.m; ++a) {
-        const double v = u[static_cast<std::size_t>(q) * s.m + a];
+        const double v = u[static_cast<std::size_t>(i) * s.m + a];
         g0 += e[3 * a] * v;
         g1 += e[3 * a + 1] * v;
         g2 += e[3 * a + 2] * v;
@@ -454,30 +444,34 @@ __global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const do
     const double w1 = V[3] * g0 + V[4] * g1 + V[5] * g2;
     const double w2 = V[6] * g0 + V[7] * g1 + V[8] * g2;
     for (int q = begin; q < end; ++q) {
+      const int i = s.point_residuals[q];
       const double* e = E_by_point + static_cast<std::size_t>(q) * width;
       for (int a = 0; a < s.m; ++a)
-        t_out[static_cast<std::size_t>(q) * s.m + a] = e[3 * a] * w0 + e[3 * a + 1] * w1 + e[3 * a + 2] * w2;
+        t_out[static_cast<std::size_t>(i) * s.m + a] = e[3 * a] * w0 + e[3 * a + 1] * w1 + e[3 * a + 2] * w2;
     }
   }
 }
 
+// The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the
+// residuals are cut into chunks of at most kChunk residuals of one camera; one block per chunk sums
+// F_i'(u_i - t_i) over its residuals (a fixed-order block sum per entry), and then each camera adds up
+// its chunks in order, plus D_c^2 x_c.
+constexpr int kChunk = 1024;
+
 __global__ void __launch_bounds__(kThreads) camera_chunk_kernel(Shape s, const int* __restrict__ chunk_begin,
-                                                                const int* __restrict__ chunk_camera, int chunks,
-                                                                const double* __restrict__ F,
-                                                                const int* __restrict__ slot,
-                                                                const double* __restrict__ x,
+                                                                int chunks, const double* __restrict__ F,
+                                                                const double* __restrict__ u,
                                                                 const double* __restrict__ t_in,
                                                                 double* __restrict__ partial) {
   for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    const double* xc = x + static_cast<std::size_t>(chunk_camera[chunk]) * s.c;
     double acc[kMaxCameraSize];
     for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
+    // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices. t is zero
+    // for residuals whose point is constant (never written).
     for (int i = chunk_begin[chunk] + threadIdx.x; i < chunk_begin[chunk + 1]; i += kThreads) {
-      const int q = slot[i];
       for (int a = 0; a < s.m; ++a) {
-        double v = 0.0;
-        for (int k = 0; k < s.c; ++k) v += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * xc[k];
-        if (q >= 0) v -= t_in[static_cast<std::size_t>(q) * s.m + a];
+        const std::size_t at = static_cast<std::size_t>(i) * s.m + a;
+        const double v = u[at] - t_in[at];
         for (int k = 0; k < s.c; ++k) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * v;
       }
     }
@@ -600,19 +594,11 @@ class CudaEngine final : public BaEngine {
     t_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
     E_by_point_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * 3, 0.0);
     // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product.
-    std::vector<int> chunk_begin, chunk_camera, camera_chunk_start{0};
+    std::vector<int> chunk_begin, camera_chunk_start{0};
     for (int cam = 0; cam < index_.cameras; ++cam) {
-      for (int b = index_.camera_start[cam]; b < index_.camera_start[cam + 1]; b += kChunk) {
-        chunk_begin.push_back(b);
-        chunk_camera.push_back(cam);
-      }
+      for (int b = index_.camera_start[cam]; b < index_.camera_start[cam + 1]; b += kChunk) chunk_begin.push_back(b);
       camera_chunk_start.push_back(static_cast<int>(chunk_begin.size()));
     }
-    chunk_camera_ = DeviceVector<int>(chunk_camera.empty() ? std::vector<int>{0} : chunk_camera);
-    // Each residual's slot in point order (-1: its point is constant).
-    std::vector<int> slot(std::max(1, R), -1);
-    for (int q = 0; q < static_cast<int>(index_.point_residuals.size()); ++q) slot[index_.point_residuals[q]] = q;
-    slot_ = DeviceVector<int>(slot);
     chunks_ = static_cast<int>(chunk_begin.size());
     chunk_begin.push_back(index_.cameras > 0 ? index_.camera_start[index_.cameras] : 0);
     chunk_begin_ = DeviceVector<int>(chunk_begin);
@@ -830,8 +816,6 @@ class CudaEngine final : public BaEngine {
   const double* E_by_point() const { return E_by_point_.data(); }
   int chunks() const { return chunks_; }
   const int* chunk_begin() const { return chunk_begin_.data(); }
-  const int* chunk_camera() const { return chunk_camera_.data(); }
-  const int* slot() const { return slot_.data(); }
   const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
   double* partial() const { return const_cast<double*>(partial_.data()); }
 
@@ -980,7 +964,7 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> cameras_, points_, candidate_cameras_, candidate_points_, observations_;
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
   int chunks_ = 0;
-  DeviceVector<int> chunk_begin_, chunk_camera_, camera_chunk_start_, slot_;
+  DeviceVector<int> chunk_begin_, camera_chunk_start_;
   DeviceVector<double> partial_;
   DeviceVector<double> Vinv_, point_tmp_, u_, t_, E_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
@@ -998,16 +982,14 @@ std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 
 void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
   const Shape& s = engine_.shape();
-  camera_product_kernel<<<blocks_for(s.R), kThreads, 0, engine_.stream()>>>(s, engine_.F(), engine_.slot(), x.data(),
-                                                                             engine_.u());
+  camera_product_kernel<<<blocks_for(s.R), kThreads, 0, engine_.stream()>>>(s, engine_.F(), x.data(), engine_.u());
   LINALG_CUDA_CHECK_LAUNCH();
   point_schur_kernel<<<blocks_for(s.P), kThreads, 0, engine_.stream()>>>(s, engine_.E_by_point(), engine_.Vinv(),
                                                                           engine_.u(), engine_.t());
   LINALG_CUDA_CHECK_LAUNCH();
   const int chunks = engine_.chunks();
   camera_chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks, 65535 * 8))), kThreads, 0, engine_.stream()>>>(
-      s, engine_.chunk_begin(), engine_.chunk_camera(), chunks, engine_.F(), engine_.slot(), x.data(), engine_.t(),
-      engine_.partial());
+      s, engine_.chunk_begin(), chunks, engine_.F(), engine_.u(), engine_.t(), engine_.partial());
   LINALG_CUDA_CHECK_LAUNCH();
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, engine_.stream()>>>(
       s, engine_.camera_chunk_start(), engine_.partial(), engine_.d2(), x.data(), y.data());

@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
                         &details);
       std::cout << "ceres_cuda: " << ceres_cuda::to_string(details.path) << " - " << details.engine << "\n";
       if (!details.fallback_reason.empty()) std::cout << "fallback reason: " << details.fallback_reason << "\n";
+      std::printf("set-up: %.3f s reading the problem, %.3f s building the engine\n", details.analysis_seconds,
+                  details.setup_seconds);
       std::printf("PCG: %d iterations in %.3f s; regularised blocks: %d point, %d camera\n", details.linear_iterations,
                   details.linear_seconds, details.singular_point_blocks, details.singular_camera_blocks);
     }

@@ -130,6 +130,8 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
   BaLayout layout;
   if (std::string reason = detail::analyze_problem(options, problem, &layout); !reason.empty())
     return hand_to_ceres(options, problem, summary, reason, details);
+  details->analysis_seconds = seconds_since(start);
+  const auto setup_start = std::chrono::steady_clock::now();
 
   detail::EngineOptions engine_options;
   engine_options.linear_solver = options.linear_solver_type;
@@ -161,6 +163,7 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
     details->path = SolveDetails::Path::Cpu;
   }
   details->engine = engine->description();
+  details->setup_seconds = seconds_since(setup_start);
 
   const double fixed = fixed_cost(layout);
   summary->fixed_cost = fixed;

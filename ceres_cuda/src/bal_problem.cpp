@@ -45,14 +45,23 @@ std::string read_file_contents(const std::string& path) {
     bz_stream stream{};
     if (BZ2_bzDecompressInit(&stream, 0, 0) != BZ_OK) throw linalg_cuda::Error(path + ": bzip2 init failed");
     stream.next_in = raw.data() + offset;
-    stream.avail_in = static_cast<unsigned>(std::min<std::size_t>(raw.size() - offset, 1u << 30));
+    std::size_t fed = 0;  // bytes handed to bzip2 so far (avail_in is 32-bit: feed at most 1 GiB at a time)
+    auto feed = [&] {
+      const std::size_t chunk = std::min<std::size_t>(raw.size() - offset - fed, 1u << 30);
+      stream.avail_in = static_cast<unsigned>(chunk);
+      fed += chunk;
+    };
+    feed();
     int status = BZ_OK;
     while (status == BZ_OK) {
       stream.next_out = buffer;
       stream.avail_out = sizeof buffer;
       status = BZ2_bzDecompress(&stream);
       text.append(buffer, sizeof buffer - stream.avail_out);
-      if (status == BZ_OK && stream.avail_in == 0 && stream.avail_out != 0) status = BZ_UNEXPECTED_EOF;
+      if (status == BZ_OK && stream.avail_in == 0) {
+        if (offset + fed < raw.size()) feed();
+        else if (stream.avail_out != 0) status = BZ_UNEXPECTED_EOF;
+      }
     }
     const std::size_t consumed = static_cast<std::size_t>(stream.next_in - raw.data()) - offset;
     BZ2_bzDecompressEnd(&stream);

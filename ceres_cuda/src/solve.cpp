@@ -125,6 +125,12 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
     return;
   }
   *summary = ceres::Solver::Summary();
+  if (problem == nullptr) {  // ceres::Solve would abort the program here
+    LOG(ERROR) << "ceres_cuda::Solve: problem is null";
+    summary->message = "ceres_cuda::Solve: problem is null.";
+    summary->termination_type = ceres::FAILURE;
+    return;
+  }
   std::string error;
   if (!options.IsValid(&error)) return hand_to_ceres(options, problem, summary, "invalid options: " + error, details);
   BaLayout layout;
@@ -132,6 +138,15 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
     return hand_to_ceres(options, problem, summary, reason, details);
   details->analysis_seconds = seconds_since(start);
   const auto setup_start = std::chrono::steady_clock::now();
+
+  if (options.linear_solver_type == ceres::DENSE_SCHUR) {
+    const double n = static_cast<double>(layout.variable_cameras) * layout.camera_size;
+    if (n * n * sizeof(double) > 8.0 * (1u << 30))
+      return hand_to_ceres(options, problem, summary,
+                           "DENSE_SCHUR: the reduced camera matrix (" + std::to_string(static_cast<long long>(n)) +
+                               " x the same) would take more than 8 GiB; ITERATIVE_SCHUR suits this problem",
+                           details);
+  }
 
   detail::EngineOptions engine_options;
   engine_options.linear_solver = options.linear_solver_type;
@@ -178,7 +193,13 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
   }
 
   const auto minimizer_start = std::chrono::steady_clock::now();
-  detail::minimize(options, engine.get(), fixed, preprocessor_seconds, summary);
+  try {
+    detail::minimize(options, engine.get(), fixed, preprocessor_seconds, summary);
+  } catch (const linalg_cuda::Error& e) {  // a device failure mid-solve: report it as Ceres reports failures
+    LOG(ERROR) << "ceres_cuda::Solve: " << e.what();
+    summary->termination_type = ceres::FAILURE;
+    summary->message = std::string("ceres_cuda: ") + e.what();
+  }
   summary->minimizer_time_in_seconds = seconds_since(minimizer_start);
 
   const detail::EngineCounters& counters = engine->counters();

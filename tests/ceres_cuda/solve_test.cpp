@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "ba_test_support.h"
+#include "ceres_cuda/snavely_reprojection_error.h"
 #include "ceres_cuda/solve.h"
 
 namespace {
@@ -180,6 +181,28 @@ TEST(CpuSolve, FallsBackToCeresAndSaysWhy) {
   EXPECT_EQ(details.path, SolveDetails::Path::CeresFallback);
   EXPECT_NE(details.fallback_reason.find("SPARSE_SCHUR"), std::string::npos) << details.fallback_reason;
   EXPECT_LT(summary.final_cost, summary.initial_cost);
+}
+
+TEST(CpuSolve, NanObservationFailsLikeCeres) {
+  // BALProblem refuses NaN, but a user can put one in a cost function: both solvers report the failed
+  // evaluation (no NaN parameters come back).
+  ceres_cuda::BALProblem bal = synthetic(5, 60, 23);
+  ceres_cuda::BALProblem a = bal, b = bal;
+  ceres::Problem pa, pb;
+  for (ceres_cuda::BALProblem* p : {&a, &b}) {
+    ceres::Problem& problem = p == &a ? pa : pb;
+    for (int i = 0; i < p->num_observations(); ++i)
+      problem.AddResidualBlock(ceres_cuda::SnavelyReprojectionError::Create(i == 7 ? NAN : p->observations()[2 * i],
+                                                                             p->observations()[2 * i + 1]),
+                               nullptr, p->mutable_camera(p->camera_index()[i]), p->mutable_point(p->point_index()[i]));
+  }
+  ceres::Solver::Summary reference, ours;
+  ceres::Solve(ba_test::ba_options(), &pa, &reference);
+  ceres_cuda::Solve(ba_test::ba_options(), &pb, &ours, Backend::Cpu, nullptr);
+  EXPECT_EQ(reference.termination_type, ceres::FAILURE);
+  EXPECT_EQ(ours.termination_type, ceres::FAILURE) << ours.message;
+  EXPECT_EQ(ours.message, reference.message);
+  EXPECT_EQ(b.cameras(), bal.cameras());  // untouched
 }
 
 TEST(CpuSolve, CameraWithoutObservationsAndPointSeenOnce) {

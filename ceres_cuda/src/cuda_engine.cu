@@ -1,9 +1,11 @@
-// The GPU engine. Per-residual and per-block matrices live in the continuous-element layout (entry k
-// of every block contiguous: F, E, the inverted point blocks, the preconditioner blocks), vectors in
-// their natural order. Camera sums are gathers by one warp per camera over the camera's residuals,
-// point sums one thread per point; warp sums use a fixed shuffle tree and grid sums the
-// last-block reduction of linalg_cuda, so there is no floating-point atomic anywhere and a solve
-// gives the same bits run after run.
+// The GPU engine. Everything lives in the continuous-element layout (entry k of every block
+// contiguous): the Jacobian blocks F and E, the inverted point blocks, the preconditioner blocks, and
+// the vectors over the variables (gradient, scaling, LM diagonal, the PCG's vectors, the step); only
+// the parameter blocks themselves keep the user's layout. Per-camera sums are gathers over the
+// camera's residuals (a warp per camera, or chunks of a block each in the Schur product), per-point
+// sums a thread per point; warp and block sums use fixed trees and grid sums the last-block reduction
+// of linalg_cuda, so there is no floating-point atomic anywhere and a solve gives the same bits run
+// after run. Residuals are camera-major, so a camera's residuals are one contiguous run.
 //
 // Fast path (every residual a SnavelyReprojectionError, one built-in loss or none): residuals,
 // Jacobians, the loss and the whole step stay on the device; only scalars come back. Generic path:
@@ -70,6 +72,15 @@ struct Shape {
 };
 
 __device__ __forceinline__ ConstBlocks soa(const double* data, int count) { return ConstBlocks(data, count, 1); }
+
+// Vectors over the variables are continuous-element too: entry k of camera c at k * C + c, then
+// entry q of point p at C * c_size + q * P + p (cam_at / pt_at index the camera and point parts).
+__host__ __device__ __forceinline__ std::size_t cam_at(const Shape& s, int cam, int k) {
+  return static_cast<std::size_t>(k) * s.C + cam;
+}
+__host__ __device__ __forceinline__ std::size_t pt_at(const Shape& s, int p, int q) {
+  return static_cast<std::size_t>(q) * s.P + p;
+}
 
 // ---- reductions: sum (fixed order) and max of |v| (exact whatever the order).
 __global__ void __launch_bounds__(kThreads) sum_kernel(const double* __restrict__ v, std::size_t n, bool squares,
@@ -151,7 +162,7 @@ __device__ __forceinline__ double camera_term(const Shape& s, const double* F, i
   const int cam = s.camera_of[i];
   if (cam < 0 || x == nullptr) return 0.0;
   double v = 0.0;
-  for (int k = 0; k < s.c; ++k) v += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * x[static_cast<std::size_t>(cam) * s.c + k];
+  for (int k = 0; k < s.c; ++k) v += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * x[cam_at(s, cam, k)];
   return v;
 }
 
@@ -159,7 +170,7 @@ __device__ __forceinline__ double point_term(const Shape& s, const double* E, in
   const int pt = s.point_of[i];
   if (pt < 0 || w == nullptr) return 0.0;
   double v = 0.0;
-  for (int q = 0; q < 3; ++q) v += E[static_cast<std::size_t>(3 * a + q) * s.R + i] * w[3 * static_cast<std::size_t>(pt) + q];
+  for (int q = 0; q < 3; ++q) v += E[static_cast<std::size_t>(3 * a + q) * s.R + i] * w[pt_at(s, pt, q)];
   return v;
 }
 
@@ -191,7 +202,7 @@ __global__ void __launch_bounds__(kThreads) camera_gather_kernel(Shape s, const 
     for (int k = 0; k < s.c; ++k) {
       const double total = warp_sum(acc[k]);
       if (lane == 0) {
-        const std::size_t j = static_cast<std::size_t>(cam) * s.c + k;
+        const std::size_t j = cam_at(s, cam, k);
         out[j] = d2 ? total + d2[j] * x[j] : total;
       }
     }
@@ -210,11 +221,13 @@ __global__ void __launch_bounds__(kThreads) point_solve_kernel(Shape s, const do
     double V[9];
     for (int k = 0; k < 9; ++k) V[k] = Vinv ? Vinv[static_cast<std::size_t>(k) * s.P + p] : identity[k];
     const ResidualRange r{s.point_residuals, s.point_start[p], s.point_start[p + 1]};
+    double g[3];
     point_solve(soa(E, s.R), s.m, r, V,
                 [&](int i, int a) {
                   return (wf != 0.0 ? wf * f[static_cast<std::size_t>(a) * s.R + i] : 0.0) + wx * camera_term(s, F, i, a, x);
                 },
-                out + 3 * static_cast<std::size_t>(p));
+                g);
+    for (int q = 0; q < 3; ++q) out[pt_at(s, p, q)] = g[q];
   }
 }
 
@@ -233,7 +246,7 @@ __global__ void __launch_bounds__(kThreads) camera_column_norms_kernel(Shape s, 
         }
       }
       const double total = warp_sum(acc);
-      if (lane == 0) out[static_cast<std::size_t>(cam) * s.c + k] = total;
+      if (lane == 0) out[cam_at(s, cam, k)] = total;
     }
   }
 }
@@ -250,7 +263,7 @@ __global__ void __launch_bounds__(kThreads) point_column_norms_kernel(Shape s, c
           acc[q] += v * v;
         }
     }
-    for (int q = 0; q < 3; ++q) out[3 * static_cast<std::size_t>(p) + q] = acc[q];
+    for (int q = 0; q < 3; ++q) out[pt_at(s, p, q)] = acc[q];
   }
 }
 
@@ -266,9 +279,9 @@ __global__ void __launch_bounds__(kThreads) scale_columns_kernel(Shape s, const 
     const int cam = s.camera_of[i], pt = s.point_of[i];
     for (int a = 0; a < s.m; ++a) {
       if (cam >= 0)
-        for (int k = 0; k < s.c; ++k) F[static_cast<std::size_t>(a * s.c + k) * s.R + i] *= scaling[static_cast<std::size_t>(cam) * s.c + k];
+        for (int k = 0; k < s.c; ++k) F[static_cast<std::size_t>(a * s.c + k) * s.R + i] *= scaling[cam_at(s, cam, k)];
       if (pt >= 0)
-        for (int q = 0; q < 3; ++q) E[static_cast<std::size_t>(3 * a + q) * s.R + i] *= point_scaling[3 * static_cast<std::size_t>(pt) + q];
+        for (int q = 0; q < 3; ++q) E[static_cast<std::size_t>(3 * a + q) * s.R + i] *= point_scaling[pt_at(s, pt, q)];
     }
   }
 }
@@ -290,7 +303,8 @@ __global__ void __launch_bounds__(kThreads) point_blocks_kernel(Shape s, const d
   for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
     double V[9], inverse[9];
     const ResidualRange r{s.point_residuals, s.point_start[p], s.point_start[p + 1]};
-    point_block(soa(E, s.R), s.m, r, d2_points + 3 * static_cast<std::size_t>(p), V);
+    const double d2p[3] = {d2_points[pt_at(s, p, 0)], d2_points[pt_at(s, p, 1)], d2_points[pt_at(s, p, 2)]};
+    point_block(soa(E, s.R), s.m, r, d2p, V);
     if (invert_spd3(V, inverse) > 0) atomicAdd(singular, 1);
     for (int k = 0; k < 9; ++k) Vinv[static_cast<std::size_t>(k) * s.P + p] = inverse[k];
   }
@@ -315,7 +329,9 @@ __global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const 
     for (int j = 0; j < s.c; ++j)
       for (int k = 0; k <= j; ++k) S[j * s.c + k] = warp_sum(S[j * s.c + k]);
     if (lane != 0) continue;
-    camera_block_finish(s.c, d2 + static_cast<std::size_t>(cam) * s.c, S);
+    double d2c[kMaxCameraSize];
+    for (int k = 0; k < s.c; ++k) d2c[k] = d2[cam_at(s, cam, k)];
+    camera_block_finish(s.c, d2c, S);
     if (invert) {
       double work[kMaxCameraSize * kMaxCameraSize];
       if (invert_spd_regularised(S, s.c, work) > 0) atomicAdd(singular, 1);
@@ -323,7 +339,7 @@ __global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const 
     if (dense) {
       for (int j = 0; j < s.c; ++j)
         for (int k = 0; k < s.c; ++k)
-          dense[static_cast<std::size_t>(cam * s.c + k) * ld + cam * s.c + j] += S[j * s.c + k];
+          dense[cam_at(s, cam, k) * ld + cam_at(s, cam, j)] += S[j * s.c + k];
     } else {
       for (int k = 0; k < cc; ++k) out[static_cast<std::size_t>(k) * s.C + cam] = S[k];
     }
@@ -334,11 +350,32 @@ __global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const 
 __global__ void block_apply_kernel(int C, int c, const double* __restrict__ B, const double* __restrict__ r,
                                    double* __restrict__ z) {
   for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < C; cam += gridDim.x * kThreads) {
-    const double* rc = r + static_cast<std::size_t>(cam) * c;
+    double rc[kMaxCameraSize];
+    for (int k = 0; k < c; ++k) rc[k] = r[static_cast<std::size_t>(k) * C + cam];
     for (int j = 0; j < c; ++j) {
       double v = 0.0;
       for (int k = 0; k < c; ++k) v += B[static_cast<std::size_t>(j * c + k) * C + cam] * rc[k];
-      z[static_cast<std::size_t>(cam) * c + j] = v;
+      z[static_cast<std::size_t>(j) * C + cam] = v;
+    }
+  }
+}
+
+// candidate = x + delta: parameters in their natural layout, delta continuous-element.
+__global__ void apply_delta_kernel(Shape s, const double* __restrict__ cameras, const double* __restrict__ points,
+                                   const double* __restrict__ delta, double* __restrict__ candidate_cameras,
+                                   double* __restrict__ candidate_points) {
+  const std::size_t camera_values = static_cast<std::size_t>(s.C) * s.c;
+  const std::size_t n = camera_values + 3 * static_cast<std::size_t>(s.P);
+  for (std::size_t j = blockIdx.x * std::size_t(kThreads) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * kThreads) {
+    if (j < camera_values) {
+      const int cam = static_cast<int>(j % s.C), k = static_cast<int>(j / s.C);
+      const std::size_t at = static_cast<std::size_t>(cam) * s.c + k;
+      candidate_cameras[at] = cameras[at] + delta[j];
+    } else {
+      const std::size_t jp = j - camera_values;
+      const int p = static_cast<int>(jp % s.P), q = static_cast<int>(jp / s.P);
+      const std::size_t at = 3 * static_cast<std::size_t>(p) + q;
+      candidate_points[at] = points[at] + delta[j];
     }
   }
 }
@@ -370,10 +407,6 @@ __global__ void finish_step_kernel(std::size_t camera_values, std::size_t n, con
   }
 }
 
-__global__ void add_kernel(std::size_t n, const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ out) {
-  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
-    out[i] = a[i] + b[i];
-}
 
 // Dense Schur: G rows of one chunk of points: G(c_i * c + j, 3 (p - first) + q) = (W_i K_p)(j, q),
 // W_i = F_i'E_i, K_p the Cholesky factor of V_p^-1 (so that W V^-1 W' = (W K)(W K)'); column-major,
@@ -404,7 +437,7 @@ __global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double
         }
         for (int q = 0; q < 3; ++q) {
           const double g = W[0] * K[q] + W[1] * K[3 + q] + W[2] * K[6 + q];
-          G[static_cast<std::size_t>(3 * t + q) * ld + cam * s.c + j] += g;
+          G[static_cast<std::size_t>(3 * t + q) * ld + cam_at(s, cam, j)] += g;
         }
       }
     }
@@ -487,7 +520,7 @@ __global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_
                                         const double* __restrict__ x, double* __restrict__ y) {
   const std::size_t n = static_cast<std::size_t>(s.C) * s.c;
   for (std::size_t j = blockIdx.x * std::size_t(kThreads) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * kThreads) {
-    const int cam = static_cast<int>(j / s.c), k = static_cast<int>(j % s.c);
+    const int cam = static_cast<int>(j % s.C), k = static_cast<int>(j / s.C);  // j = cam_at(cam, k)
     double total = 0.0;
     for (int chunk = camera_chunk_start[cam]; chunk < camera_chunk_start[cam + 1]; ++chunk)
       total += partial[static_cast<std::size_t>(chunk) * s.c + k];
@@ -716,18 +749,16 @@ class CudaEngine final : public BaEngine {
     const auto start = std::chrono::steady_clock::now();
     bool ok;
     if (fast_) {
-      add_kernel<<<blocks_for(camera_values_), kThreads, 0, stream_>>>(camera_values_, cameras_.data(), delta_.data(),
-                                                                        candidate_cameras_.data());
-      LINALG_CUDA_CHECK_LAUNCH();
-      add_kernel<<<blocks_for(n_ - camera_values_), kThreads, 0, stream_>>>(
-          n_ - camera_values_, points_.data(), delta_.data() + camera_values_, candidate_points_.data());
+      apply_delta_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(shape_, cameras_.data(), points_.data(), delta_.data(),
+                                                                   candidate_cameras_.data(), candidate_points_.data());
       LINALG_CUDA_CHECK_LAUNCH();
       ok = evaluate_fast(candidate_cameras_.data(), candidate_points_.data(), false, cost);
     } else {
       host_candidate_cameras_ = host_cameras_;
       host_candidate_points_ = host_points_;
-      for (std::size_t k = 0; k < camera_values_; ++k) host_candidate_cameras_[k] += host_delta_[k];
-      for (std::size_t k = camera_values_; k < n_; ++k) host_candidate_points_[k - camera_values_] += host_delta_[k];
+      const std::vector<double> delta = to_natural(host_delta_);
+      for (std::size_t k = 0; k < camera_values_; ++k) host_candidate_cameras_[k] += delta[k];
+      for (std::size_t k = camera_values_; k < n_; ++k) host_candidate_points_[k - camera_values_] += delta[k];
       ok = evaluator_->evaluate(host_candidate_cameras_.data(), host_candidate_points_.data(), host_f_.data(), nullptr,
                                 nullptr, cost);
     }
@@ -782,10 +813,18 @@ class CudaEngine final : public BaEngine {
     return all;
   }
   std::vector<double> schur_product(const std::vector<double>& x) override {
-    const DeviceVector<double> dx(x);
+    std::vector<double> padded(x);  // a camera vector, padded to the full variable vector for the reordering
+    padded.resize(n_, 0.0);
+    std::vector<double> device_order = to_device_order(padded);
+    device_order.resize(x.size());
+    const DeviceVector<double> dx(device_order);
     DeviceVector<double> dy(x.size(), 0.0);
     SchurOperator(*this).apply(dx, dy);
-    return dy.to_std();
+    std::vector<double> y = dy.to_std();
+    y.resize(n_, 0.0);
+    y = to_natural(y);
+    y.resize(x.size());
+    return y;
   }
   std::vector<double> preconditioner_blocks() override {
     const std::size_t C = shape_.C, cc = static_cast<std::size_t>(shape_.c) * shape_.c;
@@ -795,7 +834,26 @@ class CudaEngine final : public BaEngine {
       for (std::size_t k = 0; k < cc; ++k) natural[cam * cc + k] = soa[k * C + cam];
     return natural;
   }
-  std::vector<double> delta() override { return delta_.to_std(); }
+  std::vector<double> delta() override { return to_natural(delta_.to_std()); }
+
+  // Variable vectors between the natural layout (camera after camera, then point after point) and the
+  // device's continuous-element layout.
+  std::vector<double> to_natural(const std::vector<double>& v) const {
+    std::vector<double> out(v.size());
+    for (int cam = 0; cam < shape_.C; ++cam)
+      for (int k = 0; k < shape_.c; ++k) out[static_cast<std::size_t>(cam) * shape_.c + k] = v[cam_at(shape_, cam, k)];
+    for (int p = 0; p < shape_.P; ++p)
+      for (int q = 0; q < 3; ++q) out[camera_values_ + 3 * static_cast<std::size_t>(p) + q] = v[camera_values_ + pt_at(shape_, p, q)];
+    return out;
+  }
+  std::vector<double> to_device_order(const std::vector<double>& v) const {
+    std::vector<double> out(v.size());
+    for (int cam = 0; cam < shape_.C; ++cam)
+      for (int k = 0; k < shape_.c; ++k) out[cam_at(shape_, cam, k)] = v[static_cast<std::size_t>(cam) * shape_.c + k];
+    for (int p = 0; p < shape_.P; ++p)
+      for (int q = 0; q < 3; ++q) out[camera_values_ + pt_at(shape_, p, q)] = v[camera_values_ + 3 * static_cast<std::size_t>(p) + q];
+    return out;
+  }
   std::string description() const override {
     return fast_ ? "cuda, fast path (SnavelyReprojectionError and the loss evaluated on the GPU)"
                  : "cuda, generic path (cost functions on " + std::to_string(options_.num_threads) +

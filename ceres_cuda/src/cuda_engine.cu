@@ -865,7 +865,6 @@ class CudaEngine final : public BaEngine {
   std::size_t camera_values() const { return camera_values_; }
   cudaStream_t stream() const { return stream_; }
   const double* F() const { return F_.data(); }
-  const double* E() const { return E_.data(); }
   const double* Vinv() const { return Vinv_.data(); }
   const double* d2() const { return d2_.data(); }
   const double* blocks() const { return blocks_.data(); }

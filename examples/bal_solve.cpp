@@ -12,6 +12,7 @@
 
 #include "ceres_cuda/ceres_cuda.h"
 #include "command_line.h"
+#include "convergence_plot.h"
 #include "linalg_cuda/errors.h"
 
 namespace {
@@ -32,6 +33,7 @@ ceres::Solve, and prints Ceres' FullReport.
   --threads T           CPU threads for Ceres / generic evaluation (default 16)
   --robustify           Huber loss (scale 1 pixel) on every residual
   --ply FILE            write the solved cameras and points as a PLY point cloud
+  --plot FILE           write the convergence (cost per LM iteration, log scale) as SVG
   --quiet               no per-iteration progress lines
   --help                this text
 Exit status: 0 when the solution is usable (CONVERGENCE or NO_CONVERGENCE), 1 otherwise, 2 bad usage
@@ -43,7 +45,7 @@ or input.
 int main(int argc, char** argv) {
   const examples::CommandLine cli("bal_solve", kUsage,
                                   {"--input", "--synthetic", "--solver", "--linear_solver", "--preconditioner",
-                                   "--iterations", "--threads", "--ply"},
+                                   "--iterations", "--threads", "--ply", "--plot"},
                                   {"--robustify", "--quiet"});
   auto args = cli.parse(argc, argv);
   if (args.count("--input") == args.count("--synthetic")) cli.fail("give exactly one of --input and --synthetic");
@@ -97,6 +99,13 @@ int main(int argc, char** argv) {
                   details.linear_seconds, details.singular_point_blocks, details.singular_camera_blocks);
     }
     std::cout << summary.FullReport() << "\n";
+    if (args.count("--plot")) {
+      const std::string title = (args.count("--input") ? args["--input"] : "synthetic " + args["--synthetic"]) + " (" +
+                                solver + ")";
+      if (!examples::write_convergence_svg(summary, args["--plot"], title))
+        throw linalg_cuda::Error(args["--plot"] + ": cannot write the plot");
+      std::cerr << "wrote " << args["--plot"] << "\n";
+    }
     if (args.count("--ply")) {
       bal.write_ply(args["--ply"]);
       std::cerr << "wrote " << args["--ply"] << "\n";

@@ -71,10 +71,11 @@ if compgen -G "$data/bal/problem-*" >/dev/null; then
     name=$(basename "$f"); name=${name%%.txt*}
     echo "-- bal_solve --input $(basename "$f")"
     # --solver gpu: without a CUDA device ceres_cuda runs its CPU engine and the first line says so
-    "$bin/bal_solve" --input "$f" --solver gpu --iterations 50 --quiet --ply "$out/$name.ply" 2>/dev/null |
+    "$bin/bal_solve" --input "$f" --solver gpu --iterations 50 --quiet --ply "$out/$name.ply" \
+      --plot "$out/$name.convergence.svg" 2>/dev/null |
       grep -E "^(ceres_cuda|PCG|Initial|Final|Minimizer iterations|Total|Termination)" || echo "(failed)"
   done
-  echo "point clouds (PLY) in $out"
+  echo "point clouds (PLY) and convergence plots (SVG) in $out"
 else
   echo "(no BAL problems in $data/bal: set CUDA_SOLVERS_DATA to the data folder)"
 fi

@@ -49,6 +49,7 @@ class CpuEngine final : public BaEngine {
     step_.assign(n, 0.0);
     delta_.assign(n, 0.0);
     Vinv_.assign(static_cast<std::size_t>(index_.points) * 9, 0.0);
+    point_work_.assign(static_cast<std::size_t>(index_.points) * 3, 0.0);
   }
 
   bool evaluate_at_x(double* cost) override {
@@ -162,11 +163,11 @@ class CpuEngine final : public BaEngine {
 
   bool evaluate_candidate(double* cost) override {
     const std::size_t camera_values = static_cast<std::size_t>(index_.cameras) * c_;
-    candidate_cameras_ = cameras_;
-    candidate_points_ = points_;
-    for (std::size_t k = 0; k < camera_values; ++k) candidate_cameras_[k] += delta_[k];
+    // Only the variable blocks (first in both arrays) move; the constant ones are equal in x and the
+    // candidate since construction (accept_candidate swaps the two).
+    for (std::size_t k = 0; k < camera_values; ++k) candidate_cameras_[k] = cameras_[k] + delta_[k];
     for (std::size_t k = 0; k < static_cast<std::size_t>(index_.points) * 3; ++k)
-      candidate_points_[k] += delta_[camera_values + k];
+      candidate_points_[k] = points_[k] + delta_[camera_values + k];
     const auto start = std::chrono::steady_clock::now();
     const bool ok = evaluate(candidate_cameras_.data(), candidate_points_.data(), false, cost);
     counters_.residual_seconds += seconds_since(start);
@@ -347,7 +348,7 @@ class CpuEngine final : public BaEngine {
 
   // S x = F'(F x - E V^-1 E'F x) + D^2 x with the last step's D and point blocks.
   void apply_schur(const double* x, double* out) {
-    std::vector<double> w(static_cast<std::size_t>(index_.points) * 3);
+    std::vector<double>& w = point_work_;  // once per PCG iteration: no allocation
     point_solve_all([&](int i, int a) { return camera_term(i, a, x); }, w.data());
     camera_gather_all([&](int i, int a) { return camera_term(i, a, x) - point_term(i, a, w.data()); }, out);
     for (std::size_t k = 0; k < static_cast<std::size_t>(index_.cameras) * c_; ++k) out[k] += d2_[k] * x[k];
@@ -422,6 +423,7 @@ class CpuEngine final : public BaEngine {
   std::vector<double> F_, E_, f_, candidate_f_;
   std::vector<double> gradient_, scaling_, diagonal_, step_, delta_, Vinv_;
   std::vector<double> d2_, blocks_;  // the last step's D^2 and inverted preconditioner blocks
+  std::vector<double> point_work_;   // V^-1 E'F x of the Schur product, one 3-vector per point
   EngineCounters counters_;
 };
 

@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <typeinfo>
 
 #include <ompl/base/goals/GoalSampleableRegion.h>
 #include <ompl/base/objectives/PathLengthOptimizationObjective.h>
+#include <ompl/base/spaces/RealVectorStateSpace.h>
+#include <ompl/base/spaces/SO2StateSpace.h>
 #include <ompl/geometric/PathGeometric.h>
 #include <ompl/tools/config/SelfConfig.h>
 
+#include "batch_nearest_neighbors.h"
+#include "chain_state_layout.h"
 #include "ompl_cuda/chain_motion_validator.h"
 
 namespace ompl_cuda {
@@ -24,6 +29,33 @@ struct BatchedRRTstar::Motion {
   bool in_goal = false;
   std::vector<Motion*> children;
 };
+
+struct BatchedRRTstar::Candidate {
+  Motion* motion;             // the new motion (not yet in the tree)
+  std::vector<Motion*> near;  // its neighbours in the tree
+  std::size_t first_edge;     // index of (near[0] -> new) in the batch
+};
+
+namespace {
+
+// The metric of the spaces whose distance() BatchNearestNeighbors reproduces: exactly
+// RealVectorStateSpace (a subclass may redefine distance, as OMPL's KinematicChain demo does), or
+// exactly a CompoundStateSpace of SO2StateSpace. False for any other space.
+bool batch_metric(const ob::StateSpace& space, detail::MetricKind& kind, std::vector<double>& weights) {
+  if (typeid(space) == typeid(ob::RealVectorStateSpace)) {
+    kind = detail::MetricKind::kEuclidean;
+    return true;
+  }
+  if (typeid(space) != typeid(ob::CompoundStateSpace)) return false;
+  const auto& compound = static_cast<const ob::CompoundStateSpace&>(space);
+  for (unsigned i = 0; i < compound.getSubspaceCount(); ++i)
+    if (typeid(*compound.getSubspace(i)) != typeid(ob::SO2StateSpace)) return false;
+  kind = detail::MetricKind::kSO2Sum;
+  weights = compound.getSubspaceWeights();
+  return compound.getSubspaceCount() > 0;
+}
+
+}  // namespace
 
 BatchedRRTstar::BatchedRRTstar(const ob::SpaceInformationPtr& si) : ob::Planner(si, "BatchedRRTstar") {
   specs_.approximateSolutions = true;
@@ -46,8 +78,20 @@ void BatchedRRTstar::setup() {
   ob::Planner::setup();
   ompl::tools::SelfConfig config(si_, getName());
   config.configurePlannerRange(range_);
-  if (!nn_) nn_.reset(ompl::tools::SelfConfig::getDefaultNearestNeighbors<Motion*>(this));
-  nn_->setDistanceFunction([this](const Motion* a, const Motion* b) { return si_->distance(a->state, b->state); });
+  detail::MetricKind kind;
+  std::vector<double> weights;
+  const int dimension = static_cast<int>(si_->getStateDimension());
+  if (!batch_nn_ && batch_metric(*si_->getStateSpace(), kind, weights)) {
+    const auto* chain_validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get());
+    const Backend backend = chain_validator ? chain_validator->backend() : Backend::Cpu;
+    layout_ = std::make_unique<detail::ChainStateLayout>(si_, dimension);
+    batch_nn_ = std::make_unique<detail::BatchNearestNeighbors>(kind, dimension, std::move(weights), backend);
+  }
+  if (!batch_nn_ && !nn_) {
+    nn_.reset(ompl::tools::SelfConfig::getDefaultNearestNeighbors<Motion*>(this));
+    nn_->setDistanceFunction([this](const Motion* a, const Motion* b) { return si_->distance(a->state, b->state); });
+  }
+  OMPL_DEBUG("%s: nearest neighbours by %s", getName().c_str(), nearestNeighborsUsed());
   if (pdef_) {
     objective_ = pdef_->hasOptimizationObjective() ? pdef_->getOptimizationObjective()
                                                    : std::make_shared<ob::PathLengthOptimizationObjective>(si_);
@@ -63,7 +107,9 @@ void BatchedRRTstar::free_memory() {
     delete m;
   }
   tree_.clear();
+  goal_motions_.clear();
   if (nn_) nn_->clear();
+  if (batch_nn_) batch_nn_->clear();
   best_goal_ = nullptr;
   best_cost_ = std::numeric_limits<double>::infinity();
 }
@@ -77,6 +123,22 @@ void BatchedRRTstar::clear() {
 
 double BatchedRRTstar::bestCost() const { return best_cost_; }
 
+const char* BatchedRRTstar::nearestNeighborsUsed() const {
+  if (batch_nn_) return batch_nn_->backend() == Backend::Cuda ? "gpu" : "cpu";
+  return "ompl";
+}
+
+void BatchedRRTstar::add_to_tree(Motion* m) {
+  tree_.push_back(m);
+  if (batch_nn_) {
+    std::vector<double> values(layout_->dimension());
+    layout_->read(m->state, values.data());
+    batch_nn_->add(values.data());
+  } else {
+    nn_->add(m);
+  }
+}
+
 void BatchedRRTstar::update_child_costs(Motion* m) {
   for (Motion* child : m->children) {
     child->cost = objective_->combineCosts(m->cost, child->inc_cost);
@@ -84,16 +146,54 @@ void BatchedRRTstar::update_child_costs(Motion* m) {
   }
 }
 
+void BatchedRRTstar::sample_batch(unsigned int count, std::vector<Candidate>& batch) {
+  auto* sampleable = dynamic_cast<ob::GoalSampleableRegion*>(pdef_->getGoal().get());
+  batch.clear();
+  for (unsigned int b = 0; b < count; ++b) {
+    auto* m = new Motion(si_);
+    batch.push_back({m, {}, 0});
+    if (sampleable && rng_.uniform01() < goal_bias_ && sampleable->canSample())
+      sampleable->sampleGoal(m->state);
+    else
+      sampler_->sampleUniform(m->state);
+    ++samples_;
+  }
+  // The new states of a batch see the tree as it was before the batch (the paper's batched RRT*).
+  const unsigned int k = std::max(
+      1u, static_cast<unsigned int>(std::ceil(k_rrt_ * std::log(static_cast<double>(tree_.size() + 1)))));
+  auto steer = [this](const Motion* nearest, Motion* m) {
+    const double d = si_->distance(nearest->state, m->state);
+    if (d > range_) si_->getStateSpace()->interpolate(nearest->state, m->state, range_ / d, m->state);
+  };
+  if (!batch_nn_) {
+    for (Candidate& c : batch) {
+      steer(nn_->nearest(c.motion), c.motion);
+      nn_->nearestK(c.motion, k, c.near);
+    }
+    return;
+  }
+  const int d = layout_->dimension();
+  std::vector<double> values(static_cast<std::size_t>(count) * d);
+  std::vector<int> found;
+  for (unsigned int b = 0; b < count; ++b) layout_->read(batch[b].motion->state, values.data() + b * d);
+  batch_nn_->nearest(values.data(), count, found);
+  for (unsigned int b = 0; b < count; ++b) {
+    steer(tree_[found[b]], batch[b].motion);
+    layout_->read(batch[b].motion->state, values.data() + b * d);
+  }
+  const int kk = batch_nn_->nearest_k(values.data(), count, static_cast<int>(k), found);
+  for (unsigned int b = 0; b < count; ++b)
+    for (int j = 0; j < kk; ++j) batch[b].near.push_back(tree_[found[b * kk + j]]);
+}
+
 ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& ptc) {
   checkValidity();
   ob::Goal* goal = pdef_->getGoal().get();
-  auto* sampleable = dynamic_cast<ob::GoalSampleableRegion*>(goal);
   while (const ob::State* start = pis_.nextStart()) {
     auto* m = new Motion(si_);
     si_->copyState(m->state, start);
     m->cost = objective_->identityCost();
-    tree_.push_back(m);
-    nn_->add(m);
+    add_to_tree(m);
   }
   if (tree_.empty()) {
     OMPL_ERROR("%s: there are no valid initial states", getName().c_str());
@@ -103,11 +203,6 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
   k_rrt_ = rewire_factor_ * std::exp(1.0) * (1.0 + 1.0 / si_->getStateDimension());  // rewire_factor may have changed
   const auto* batch_validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get());
 
-  struct Candidate {
-    Motion* motion;             // the new motion (not yet in the tree)
-    std::vector<Motion*> near;  // its neighbours in the tree
-    std::size_t first_edge;     // index of (near[0] -> new) in the batch
-  };
   std::vector<Candidate> batch;
   std::vector<std::pair<const ob::State*, const ob::State*>> edges;
   std::vector<char> edge_valid;
@@ -116,27 +211,15 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
 
   while (!ptc && (max_samples_ == 0 || samples_ < max_samples_)) {
     // 1. A batch of new states: sample, steer from the nearest tree motion, find the neighbours.
-    batch.clear();
-    edges.clear();
-    const unsigned int count = max_samples_ ? std::min(batch_size_, max_samples_ - samples_) : batch_size_;
-    for (unsigned int b = 0; b < count; ++b) {
-      auto* m = new Motion(si_);
-      if (sampleable && rng_.uniform01() < goal_bias_ && sampleable->canSample())
-        sampleable->sampleGoal(m->state);
-      else
-        sampler_->sampleUniform(m->state);
-      ++samples_;
-      Motion* nearest = nn_->nearest(m);
-      const double d = si_->distance(nearest->state, m->state);
-      if (d > range_) si_->getStateSpace()->interpolate(nearest->state, m->state, range_ / d, m->state);
-      Candidate c{m, {}, edges.size()};
-      const unsigned int k = static_cast<unsigned int>(std::ceil(k_rrt_ * std::log(static_cast<double>(nn_->size() + 1))));
-      nn_->nearestK(m, std::max(1u, k), c.near);
-      for (Motion* n : c.near) edges.emplace_back(n->state, m->state);
-      batch.push_back(std::move(c));
-    }
     // 2. Every candidate-parent edge of the batch in one check (one launch with ChainMotionValidator).
+    const unsigned int count = max_samples_ ? std::min(batch_size_, max_samples_ - samples_) : batch_size_;
     try {
+      sample_batch(count, batch);
+      edges.clear();
+      for (Candidate& c : batch) {
+        c.first_edge = edges.size();
+        for (Motion* n : c.near) edges.emplace_back(n->state, c.motion->state);
+      }
       if (batch_validator) {
         batch_validator->checkMotions(edges, edge_valid);
       } else {
@@ -148,6 +231,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
         si_->freeState(c.motion->state);
         delete c.motion;
       }
+      batch.clear();
       throw;
     }
     // 3. Connect each new state to its cheapest valid parent, then rewire its neighbours through it
@@ -176,8 +260,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
       m->cost = best;
       m->inc_cost = best_inc;
       parent->children.push_back(m);
-      tree_.push_back(m);
-      nn_->add(m);
+      add_to_tree(m);
       for (std::size_t i = 0; i < c.near.size(); ++i) {
         Motion* n = c.near[i];
         if (n == parent || !edge_valid[c.first_edge + i]) continue;
@@ -193,6 +276,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
       }
       double distance_to_goal = 0.0;
       m->in_goal = goal->isSatisfied(m->state, &distance_to_goal);
+      if (m->in_goal) goal_motions_.push_back(m);
       if (m->in_goal && (!best_goal_ || objective_->isCostBetterThan(m->cost, best_goal_->cost))) best_goal_ = m;
       best_cost_ = best_goal_ ? best_goal_->cost.value() : std::numeric_limits<double>::infinity();
       if (!m->in_goal && distance_to_goal < approximate_distance) {
@@ -201,9 +285,8 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
       }
     }
     // Rewiring may have lowered the cost of goal motions other than the best one.
-    if (best_goal_)
-      for (Motion* m : tree_)
-        if (m->in_goal && objective_->isCostBetterThan(m->cost, best_goal_->cost)) best_goal_ = m;
+    for (Motion* m : goal_motions_)
+      if (objective_->isCostBetterThan(m->cost, best_goal_->cost)) best_goal_ = m;
     if (best_goal_) best_cost_ = best_goal_->cost.value();
   }
 

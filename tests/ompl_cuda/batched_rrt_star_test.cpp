@@ -10,7 +10,11 @@
 #include <ompl/tools/benchmark/Benchmark.h>
 #include <ompl/util/Console.h>
 
+#include <ompl/base/spaces/RealVectorStateSpace.h>
+#include <ompl/base/spaces/SO2StateSpace.h>
+
 #include "linalg_cuda/backend.h"
+#include "ompl_cuda/chain_motion_validator.h"
 #include "ompl_cuda/batched_rrt_star.h"
 #include "ompl_cuda/chain_problem.h"
 #include "ompl_cuda/chain_validity_checker.h"
@@ -91,6 +95,62 @@ TEST(BatchedRRTstar, RunsInOmplBenchmark) {
   ASSERT_EQ(results.planners.size(), 1u);
   EXPECT_EQ(results.planners[0].runs.size(), 2u);
   EXPECT_EQ(results.planners[0].runs[0].at("solved BOOLEAN"), "1");
+}
+
+// A RealVectorStateSpace subclass, as user spaces often are: its distance may differ from the
+// Euclidean one, so the planner must leave the search to OMPL's structure.
+class DerivedRealVectorSpace : public ob::RealVectorStateSpace {
+ public:
+  using ob::RealVectorStateSpace::RealVectorStateSpace;
+};
+
+// The paper problem in `space` (RealVector-like or a compound of SO2) with our checkers.
+ompl::geometric::SimpleSetupPtr paper_setup_in(const ob::StateSpacePtr& space) {
+  const auto problem = ompl_cuda::paper_problem();
+  auto setup = std::make_shared<ompl::geometric::SimpleSetup>(space);
+  const ob::SpaceInformationPtr& si = setup->getSpaceInformation();
+  setup->setStateValidityChecker(
+      std::make_shared<ompl_cuda::ChainValidityChecker>(si, problem.chain, problem.workspace, test_backend()));
+  si->setMotionValidator(
+      std::make_shared<ompl_cuda::ChainMotionValidator>(si, problem.chain, problem.workspace, test_backend()));
+  ob::ScopedState<> start(space), goal(space);
+  start = problem.start;
+  goal = problem.goal;
+  setup->setStartAndGoalStates(start, goal, 1e-3);
+  return setup;
+}
+
+TEST(BatchedRRTstar, SearchesNeighboursItselfWhereItKnowsTheDistance) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  const std::string batched = linalg_cuda::cuda_device_available() ? "gpu" : "cpu";
+  const auto problem = ompl_cuda::paper_problem();
+  {
+    auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
+    auto planner = std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation());
+    setup->setPlanner(planner);
+    setup->setup();
+    EXPECT_EQ(planner->nearestNeighborsUsed(), batched);
+  }
+  {
+    auto so2 = std::make_shared<ob::CompoundStateSpace>();
+    for (int i = 0; i < problem.chain.links(); ++i) so2->addSubspace(std::make_shared<ob::SO2StateSpace>(), 1.0);
+    auto setup = paper_setup_in(so2);
+    auto planner = std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation());
+    setup->setPlanner(planner);
+    EXPECT_EQ(setup->solve(5.0), ob::PlannerStatus::EXACT_SOLUTION);
+    EXPECT_EQ(planner->nearestNeighborsUsed(), batched);
+    expect_path_valid(problem, *setup);
+  }
+  {
+    auto derived = std::make_shared<DerivedRealVectorSpace>(problem.chain.links());
+    derived->setBounds(-M_PI, M_PI);
+    auto setup = paper_setup_in(derived);
+    auto planner = std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation());
+    setup->setPlanner(planner);
+    EXPECT_EQ(setup->solve(5.0), ob::PlannerStatus::EXACT_SOLUTION);
+    EXPECT_EQ(std::string(planner->nearestNeighborsUsed()), "ompl");
+    expect_path_valid(problem, *setup);
+  }
 }
 
 }  // namespace

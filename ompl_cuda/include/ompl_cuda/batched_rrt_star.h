@@ -3,6 +3,9 @@
 // Frazzoli's batched RRT*), so that every candidate-parent edge of the whole batch, which RRT*'s
 // rewiring reuses, is checked in one call of ChainMotionValidator::checkMotions: one GPU launch per
 // batch. With any other motion validator it checks the same edges one by one (works, just slower).
+// The nearest neighbours of the whole batch are found at once too, by an exact brute-force search on
+// the motion validator's backend (the GPU with a CUDA ChainMotionValidator, else all CPU cores), for
+// RealVectorStateSpace and compounds of SO2StateSpace; other spaces use OMPL's default structure.
 //
 // Asymptotically optimal for the path-length objective (k-nearest RRT*, k = rewire_factor * e (1 + 1/d)
 // log n); honours the PlannerTerminationCondition between batches; fills PlannerData; usable from
@@ -10,6 +13,7 @@
 // max_samples (0 = until the termination condition).
 #include <atomic>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <ompl/base/Planner.h>
@@ -17,6 +21,11 @@
 #include <ompl/util/RandomNumbers.h>
 
 namespace ompl_cuda {
+
+namespace detail {
+class BatchNearestNeighbors;
+class ChainStateLayout;
+}  // namespace detail
 
 class BatchedRRTstar : public ompl::base::Planner {
  public:
@@ -40,16 +49,25 @@ class BatchedRRTstar : public ompl::base::Planner {
   void setMaxSamples(unsigned int samples) { max_samples_ = samples; }
   unsigned int getMaxSamples() const { return max_samples_; }
   unsigned int samplesDrawn() const { return samples_; }
+  // "gpu", "cpu" (the batched brute-force search) or "ompl" (OMPL's default structure); known after setup().
+  const char* nearestNeighborsUsed() const;
   // Cost of the best solution so far (infinity without one); safe to read while solve() runs, as
   // Benchmark's progress thread does.
   double bestCost() const;
 
  private:
   struct Motion;
+  struct Candidate;
   void free_memory();
   void update_child_costs(Motion* m);
-  std::vector<Motion*> tree_;
-  std::shared_ptr<ompl::NearestNeighbors<Motion*>> nn_;
+  void add_to_tree(Motion* m);
+  // Samples `count` states, steers each from its nearest tree motion, and finds its neighbours.
+  void sample_batch(unsigned int count, std::vector<Candidate>& batch);
+  std::vector<Motion*> tree_;  // tree_[i] is point i of batch_nn_
+  std::vector<Motion*> goal_motions_;
+  std::shared_ptr<ompl::NearestNeighbors<Motion*>> nn_;  // when batch_nn_ cannot serve the space
+  std::unique_ptr<detail::BatchNearestNeighbors> batch_nn_;
+  std::unique_ptr<detail::ChainStateLayout> layout_;     // reads the joint values batch_nn_ stores
   ompl::base::StateSamplerPtr sampler_;
   ompl::base::OptimizationObjectivePtr objective_;
   Motion* best_goal_ = nullptr;

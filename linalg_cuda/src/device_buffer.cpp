@@ -52,7 +52,8 @@ void PinnedBuffer::reserve(std::size_t bytes) {
   if (data_) cudaFreeHost(data_);
   data_ = nullptr;
   capacity_ = 0;
-  LINALG_CUDA_CHECK(cudaMallocHost(&data_, bytes));
+  // Mapped: a kernel may also read it in place (cudaHostGetDevicePointer), overlapping the transfer.
+  LINALG_CUDA_CHECK(cudaHostAlloc(&data_, bytes, cudaHostAllocMapped));
   capacity_ = bytes;
 }
 

@@ -25,56 +25,102 @@ int first_invalid_on_motion(const double* from, const double* to, int segments, 
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / 32;
+constexpr int kNone = 0x7fffffff;  // "no invalid state" in the warp-wide minimum
 
 struct DeviceViews {
   ChainView chain;
   ObstacleView obstacles;
   BoundsView bounds;
   JointKind kind;
+  FilterView filter;
 };
+
+// State j of the motion a -> b with n segments (j = last is b itself, as given), by the exact check.
+__device__ bool exact_state_valid(const DeviceViews& v, const double* a, const double* b, int j, int n, int last) {
+  if (j == last) return configuration_is_valid(b, v.chain, v.obstacles, v.bounds);
+  const double t = static_cast<double>(j) / static_cast<double>(n);
+  const JointKind kind = v.kind;
+  // Joint values interpolated where they are needed: no per-state array in local memory.
+  return configuration_is_valid_by([a, b, t, kind](int k) { return interpolate_joint(a[k], b[k], t, kind); },
+                                   v.chain, v.obstacles, v.bounds);
+}
+
+// The same state by the single-precision pre-check where it serves, else by the exact check (never
+// unsure then).
+__device__ FilterDecision prechecked_state(const DeviceViews& v, const double* a, const double* b, int j, int n,
+                                           int last) {
+  if (!v.filter.enabled) return exact_state_valid(v, a, b, j, n, last) ? kSureValid : kSureInvalid;
+  if (j == last) return filter_configuration([b](int k) { return b[k]; }, v.chain, v.bounds, v.filter);
+  const double t = static_cast<double>(j) / static_cast<double>(n);
+  const JointKind kind = v.kind;
+  return filter_configuration([a, b, t, kind](int k) { return interpolate_joint(a[k], b[k], t, kind); }, v.chain,
+                              v.bounds, v.filter);
+}
 
 __global__ void __launch_bounds__(kThreads) check_states_kernel(DeviceViews v, const double* __restrict__ q,
                                                                   std::size_t count, char* __restrict__ valid) {
-  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * kThreads)
-    valid[i] = configuration_is_valid(q + i * v.chain.links, v.chain, v.obstacles, v.bounds) ? 1 : 0;
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * kThreads) {
+    const double* s = q + i * v.chain.links;
+    FilterDecision d = kUnsure;
+    if (v.filter.enabled) d = filter_configuration([s](int k) { return s[k]; }, v.chain, v.bounds, v.filter);
+    if (d == kUnsure) d = configuration_is_valid(s, v.chain, v.obstacles, v.bounds) ? kSureValid : kSureInvalid;
+    valid[i] = d == kSureValid ? 1 : 0;
+  }
 }
 
-// One warp per motion; lanes take the motion's configurations 32 at a time, and the warp stops after
-// the first round that found an invalid one (the smallest invalid index is the same whichever lanes
-// run: a warp-wide integer minimum).
+// One warp per motion, its end points in shared memory (read once from the pinned staging). Lanes take
+// the motion's states 32 at a time through the pre-check; the states it is unsure of are queued and
+// checked exactly 32 at a time (so lanes do not idle while one of them runs the exact check), in index
+// order, whenever the queue holds 32, a round found a sure invalid state, or the motion ends. The
+// answer is the smallest invalid index, sure or exact, which the exact check alone would give: the
+// pre-check's sure answers are the exact answers, and every unsure state below it is checked exactly.
 __global__ void __launch_bounds__(kThreads) check_motions_kernel(DeviceViews v, const double* __restrict__ from,
                                                                    const double* __restrict__ to,
                                                                    const int* __restrict__ segments,
                                                                    std::size_t count, int* __restrict__ first_invalid) {
-  const int lane = threadIdx.x & 31;
+  __shared__ double ends[kWarpsPerBlock][2 * kMaxLinks];
+  __shared__ int queue[kWarpsPerBlock][64];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int links = v.chain.links;
-  for (std::size_t m = (blockIdx.x * std::size_t(kThreads) + threadIdx.x) / 32; m < count;
-       m += std::size_t(gridDim.x) * kThreads / 32) {
-    const double* a = from + m * links;
-    const double* b = to + m * links;
+  double* a = ends[warp];
+  double* b = ends[warp] + kMaxLinks;
+  int* unsure = queue[warp];
+  const unsigned lanes_below = (1u << lane) - 1u;
+  for (std::size_t m = blockIdx.x * std::size_t(kWarpsPerBlock) + warp; m < count;
+       m += std::size_t(gridDim.x) * kWarpsPerBlock) {
+    for (int k = lane; k < links; k += 32) {
+      a[k] = from[m * links + k];
+      b[k] = to[m * links + k];
+    }
+    __syncwarp();
     const int n = segments[m];
     const int last = n > 0 ? n : 1;  // j = last is `to` itself
-    int found = 0;
+    int found = 0, queued = 0;
     for (int base = 1; base <= last && found == 0; base += 32) {
       const int j = base + lane;
-      int mine = 0x7fffffff;
-      if (j <= last) {
-        bool ok;
-        if (j == last) {
-          ok = configuration_is_valid(b, v.chain, v.obstacles, v.bounds);
-        } else {
-          // Joint values interpolated where they are needed: no per-state array in local memory.
-          const double t = static_cast<double>(j) / static_cast<double>(n);
-          const JointKind kind = v.kind;
-          ok = configuration_is_valid_by([a, b, t, kind](int k) { return interpolate_joint(a[k], b[k], t, kind); },
-                                         v.chain, v.obstacles, v.bounds);
+      const FilterDecision d = j <= last ? prechecked_state(v, a, b, j, n, last) : kSureValid;
+      const int hit = __reduce_min_sync(0xffffffffu, d == kSureInvalid ? j : kNone);
+      const bool defer = d == kUnsure && j < hit;
+      const unsigned deferred = __ballot_sync(0xffffffffu, defer);
+      if (defer) unsure[queued + __popc(deferred & lanes_below)] = j;
+      queued += __popc(deferred);
+      __syncwarp();
+      if (hit != kNone || queued >= 32 || base + 32 > last) {
+        int exact = kNone;
+        for (int p = 0; p < queued && exact == kNone; p += 32) {
+          const int i = p + lane;
+          const int mine = i < queued && !exact_state_valid(v, a, b, unsure[i], n, last) ? unsure[i] : kNone;
+          exact = __reduce_min_sync(0xffffffffu, mine);
         }
-        if (!ok) mine = j;
+        queued = 0;
+        const int smallest = min(exact, hit);
+        if (smallest != kNone) found = smallest;
       }
-      const int smallest = __reduce_min_sync(0xffffffffu, mine);
-      if (smallest != 0x7fffffff) found = smallest;
+      __syncwarp();
     }
     if (lane == 0) first_invalid[m] = found;
+    __syncwarp();  // a and b are rewritten for the next motion
   }
 }
 
@@ -84,6 +130,7 @@ __global__ void __launch_bounds__(kThreads) check_motions_kernel(DeviceViews v, 
 struct ChainCheckEngine::Device {
   linalg_cuda::DeviceBuffer constants;  // lengths, rects, segs, low, high
   linalg_cuda::DeviceBuffer grid;       // rectangle grid: cell_start, then cell_rects
+  linalg_cuda::DeviceBuffer filter;     // pre-check: lengths, outer, inner, corners, cross (floats)
   linalg_cuda::DeviceBuffer inputs, outputs;
   linalg_cuda::PinnedBuffer staging;
   DeviceViews views{};
@@ -99,6 +146,9 @@ ChainCheckEngine::ChainCheckEngine(const PlanarChain& chain, const Workspace2D& 
   for (const Segment2D& s : workspace.segments) segs_.insert(segs_.end(), {s.x0, s.y0, s.x1, s.y1});
   grid_ = build_rectangle_grid(rects_);
   if (backend_ != linalg_cuda::Backend::Cuda) return;
+  // The pre-check covers rectangles tested one by one; segment walls and self-collision use the demo's
+  // test, whose tolerances it does not model.
+  filter_ = build_fast_filter(chain_view(), rects_, segs_.empty() && !chain_.self_collision && grid_.layout.nx == 0);
 
   device_ = std::make_unique<Device>();
   const int d = chain_.links();
@@ -119,6 +169,14 @@ ChainCheckEngine::ChainCheckEngine(const PlanarChain& chain, const Workspace2D& 
     LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->grid.data(), grid_lists.data(), grid_lists.size() * sizeof(int),
                                       cudaMemcpyHostToDevice, stream));
   }
+  std::vector<float> filter_constants;
+  for (const std::vector<float>* part : {&filter_.lengths, &filter_.outer, &filter_.inner, &filter_.corners, &filter_.cross})
+    filter_constants.insert(filter_constants.end(), part->begin(), part->end());
+  if (filter_.enabled) {
+    device_->filter.reserve(filter_constants.size() * sizeof(float));
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->filter.data(), filter_constants.data(),
+                                      filter_constants.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  }
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
   const double* base = device_->constants.as<double>();
   DeviceViews& v = device_->views;
@@ -131,6 +189,15 @@ ChainCheckEngine::ChainCheckEngine(const PlanarChain& chain, const Workspace2D& 
   }
   v.bounds = {kind_, base + d + rects_.size() + segs_.size(), base + 2 * d + rects_.size() + segs_.size()};
   v.kind = kind_;
+  v.filter = filter_.view();
+  if (filter_.enabled) {  // the same arrays, in device memory, in the order they were packed
+    const float* f = device_->filter.as<float>();
+    v.filter.lengths = f;
+    v.filter.outer = f + filter_.lengths.size();
+    v.filter.inner = v.filter.outer + filter_.outer.size();
+    v.filter.corners = v.filter.inner + filter_.inner.size();
+    v.filter.cross = v.filter.corners + filter_.corners.size();
+  }
 }
 
 ChainCheckEngine::~ChainCheckEngine() = default;
@@ -177,13 +244,13 @@ void ChainCheckEngine::check_states(const double* q, std::size_t count, char* va
 
 void ChainCheckEngine::check_motions(const double* from, const double* to, const int* segments, std::size_t count,
                                      int* first_invalid) {
-  const std::size_t values = count * chain_.links();
+  const std::size_t d = chain_.links();
   check_motions_filled(
       count,
-      [&](double* f, double* t, int* s) {
-        std::copy_n(from, values, f);
-        std::copy_n(to, values, t);
-        std::copy_n(segments, count, s);
+      [&](std::size_t first, std::size_t n, double* f, double* t, int* s) {
+        std::copy_n(from + first * d, n * d, f);
+        std::copy_n(to + first * d, n * d, t);
+        std::copy_n(segments + first, n, s);
       },
       first_invalid);
 }
@@ -196,33 +263,46 @@ ChainCheckEngine::MotionStaging ChainCheckEngine::stage_motions(std::size_t coun
     return {cpu_staging_.data(), cpu_staging_.data() + values, cpu_segments_.data()};
   }
   device_->staging.reserve(2 * values * sizeof(double) + count * sizeof(int));
+  device_->outputs.reserve(count * sizeof(int));
   double* base = device_->staging.as<double>();
   return {base, base + values, reinterpret_cast<int*>(base + 2 * values)};
 }
 
-void ChainCheckEngine::run_staged_motions(std::size_t count, const MotionStaging& staging, int* first_invalid) {
-  const int d = chain_.links();
+void ChainCheckEngine::check_staged_motions(std::size_t first, std::size_t n, const MotionStaging& staging,
+                                            int* first_invalid) {
+  const std::size_t d = chain_.links();
   if (backend_ != linalg_cuda::Backend::Cuda) {
-    for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t i = first; i < first + n; ++i)
       first_invalid[i] = this->first_invalid(staging.from + i * d, staging.to + i * d, staging.segments[i]);
     return;
   }
+  // The kernel reads the pinned staging in place (mapped host memory): no separate copy to wait for,
+  // and the transfer overlaps the checking.
+  unsigned char* mapped = nullptr;
+  LINALG_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped), device_->staging.data(), 0));
+  const auto device_address = [&](const void* host) {
+    return mapped + (static_cast<const unsigned char*>(host) - static_cast<const unsigned char*>(device_->staging.data()));
+  };
   const cudaStream_t stream = linalg_cuda::thread_context().stream();
-  const std::size_t state_bytes = count * d * sizeof(double);
-  const std::size_t bytes = 2 * state_bytes + count * sizeof(int);
-  device_->inputs.reserve(bytes);
-  device_->outputs.reserve(count * sizeof(int));
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->inputs.data(), staging.from, bytes, cudaMemcpyHostToDevice, stream));
-  const unsigned char* in = device_->inputs.as<unsigned char>();
   const unsigned blocks =
-      static_cast<unsigned>(std::min<std::size_t>((count * 32 + kThreads - 1) / kThreads, 65535u * 8));
+      static_cast<unsigned>(std::min<std::size_t>((n + kWarpsPerBlock - 1) / kWarpsPerBlock, 65535u * 8));
   check_motions_kernel<<<blocks, kThreads, 0, stream>>>(
-      device_->views, reinterpret_cast<const double*>(in), reinterpret_cast<const double*>(in + state_bytes),
-      reinterpret_cast<const int*>(in + 2 * state_bytes), count, device_->outputs.as<int>());
+      device_->views, reinterpret_cast<const double*>(device_address(staging.from + first * d)),
+      reinterpret_cast<const double*>(device_address(staging.to + first * d)),
+      reinterpret_cast<const int*>(device_address(staging.segments + first)), n, device_->outputs.as<int>() + first);
   LINALG_CUDA_CHECK_LAUNCH();
+}
+
+void ChainCheckEngine::finish_staged_motions(std::size_t count, int* first_invalid) {
+  if (backend_ != linalg_cuda::Backend::Cuda) return;
+  const cudaStream_t stream = linalg_cuda::thread_context().stream();
   LINALG_CUDA_CHECK(cudaMemcpyAsync(first_invalid, device_->outputs.data(), count * sizeof(int),
                                     cudaMemcpyDeviceToHost, stream));
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void ChainCheckEngine::abandon_staged_motions() noexcept {
+  if (backend_ == linalg_cuda::Backend::Cuda) cudaStreamSynchronize(linalg_cuda::thread_context().stream());
 }
 
 }  // namespace ompl_cuda::detail

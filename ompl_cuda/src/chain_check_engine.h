@@ -3,11 +3,13 @@
 // CPU reference or the GPU. Device memory (chain, obstacles, bounds, scratch) is allocated once per
 // engine and grown when a batch is larger than any before; calls are serialised by a mutex, so OMPL's
 // multi-threaded planners may share a checker.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "chain_fast_filter.h"
 #include "chain_geometry.h"
 #include "linalg_cuda/backend.h"
 #include "ompl_cuda/planar_chain.h"
@@ -36,16 +38,32 @@ class ChainCheckEngine {
   // OMPL space does it: DiscreteMotionValidator's states, in any order.
   void check_motions(const double* from, const double* to, const int* segments, std::size_t count,
                      int* first_invalid);
-  // The same, with the inputs written by fill(from, to, segments) straight into the engine's staging
-  // memory (pinned for the GPU), e.g. from OMPL states on all cores: no intermediate copy.
+  // The same, with the inputs written by fill(first, n, from, to, segments) straight into the
+  // engine's staging memory (pinned, and read by the GPU in place), e.g. from OMPL states on all
+  // cores: motions first .. first + n - 1 go to from[i * links], to[i * links], segments[i], i < n.
+  // On the GPU the batch is filled in chunks, each checked while the host fills the next.
   template <typename Fill>
   void check_motions_filled(std::size_t count, const Fill& fill, int* first_invalid) {
     if (count == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
     const MotionStaging staging = stage_motions(count);
-    fill(staging.from, staging.to, staging.segments);
-    run_staged_motions(count, staging, first_invalid);
+    const std::size_t d = static_cast<std::size_t>(chain_.links());
+    const std::size_t chunk = backend_ == linalg_cuda::Backend::Cuda ? kMotionChunk : count;
+    try {
+      for (std::size_t first = 0; first < count; first += chunk) {
+        const std::size_t n = std::min(chunk, count - first);
+        fill(first, n, staging.from + first * d, staging.to + first * d, staging.segments + first);
+        check_staged_motions(first, n, staging, first_invalid);
+      }
+    } catch (...) {
+      abandon_staged_motions();  // kernels may still read the staging memory
+      throw;
+    }
+    finish_staged_motions(count, first_invalid);
   }
+
+  // Whether the single-precision pre-check (chain_fast_filter.h) serves this workspace on the GPU.
+  bool fast_filter_enabled() const { return filter_.enabled; }
 
  private:
   struct MotionStaging {
@@ -53,8 +71,12 @@ class ChainCheckEngine {
     double* to;
     int* segments;
   };
+  static constexpr std::size_t kMotionChunk = 1 << 16;
   MotionStaging stage_motions(std::size_t count);
-  void run_staged_motions(std::size_t count, const MotionStaging& staging, int* first_invalid);
+  // Motions first .. first + n - 1 of the staging: checked now (CPU) or launched (GPU).
+  void check_staged_motions(std::size_t first, std::size_t n, const MotionStaging& staging, int* first_invalid);
+  void finish_staged_motions(std::size_t count, int* first_invalid);
+  void abandon_staged_motions() noexcept;
   ChainView chain_view() const;
   ObstacleView obstacle_view() const;
   BoundsView bounds_view() const;
@@ -63,6 +85,7 @@ class ChainCheckEngine {
   PlanarChain chain_;
   std::vector<double> rects_, segs_, low_, high_;
   RectangleGrid grid_;  // over rects_, when there are many
+  FastFilter filter_;   // the GPU's pre-check, when the workspace suits it
   JointKind kind_;
   linalg_cuda::Backend backend_;
   std::unique_ptr<Device> device_;

@@ -70,14 +70,15 @@ void ChainMotionValidator::checkMotions(
   // straight into the engine's (pinned) staging memory.
   engine_->check_motions_filled(
       n,
-      [&](double* from, double* to, int* staged_segments) {
-        const long count = static_cast<long>(n);
+      [&](std::size_t first, std::size_t chunk, double* from, double* to, int* staged_segments) {
+        const long count = static_cast<long>(chunk);
 #pragma omp parallel for schedule(static) if (count > 4096)
-        for (long i = 0; i < count; ++i) {
-          layout_->read(motions[i].first, from + i * d);
-          layout_->read(motions[i].second, to + i * d);
-          staged_segments[i] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));
-          segments[i] = staged_segments[i];
+        for (long c = 0; c < count; ++c) {
+          const std::size_t i = first + c;
+          layout_->read(motions[i].first, from + c * d);
+          layout_->read(motions[i].second, to + c * d);
+          staged_segments[c] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));
+          segments[i] = staged_segments[c];
         }
       },
       first_invalid.data());

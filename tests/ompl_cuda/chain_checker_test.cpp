@@ -273,11 +273,12 @@ TEST(ChainMotionValidator, CountsAreThreadSafe) {
 
 // States whose link end points lie exactly on rectangle edges: rectangles are built from the joint
 // positions of random states (exact double coordinates), then those states and 1-ulp neighbours are
-// checked, where any rounding difference between CPU and GPU would flip the decision.
+// checked, where any rounding difference between CPU and GPU would flip the decision. With fewer than
+// 64 rectangles the GPU's single-precision pre-check is on (no grid), with 64 the grid is.
 Workspace2D grazing_workspace(const ob::SpaceInformationPtr& si, const std::vector<ob::State*>& states, int links,
-                              const PlanarChain& chain) {
+                              const PlanarChain& chain, std::size_t rectangles = 64) {
   Workspace2D w;
-  for (std::size_t k = 0; k < states.size() && w.rectangles.size() < 64; k += 97) {
+  for (std::size_t k = 0; k < states.size() && w.rectangles.size() < rectangles; k += 97) {
     const std::vector<double> q = joints(si, states[k], links);
     double angle = 0, x = 0, y = 0;
     for (int i = 0; i < links; ++i) {
@@ -294,19 +295,22 @@ TEST(ChainValidityChecker, GpuIdenticalToCpuOnAMillionStates) {
   REQUIRE_CUDA_DEVICE();
   const int links = 9;
   for (const auto& si : {chain_test::real_vector_space(links), chain_test::so2_space(links)}) {
-    const PlanarChain chain = PlanarChain::uniform(links, 1.0, true);
     auto states = random_states(si, links, 1000000, 11);
-    for (const Workspace2D& w : {chain_test::four_rectangles(), grazing_workspace(si, states, links, chain)}) {
-      ChainValidityChecker gpu(si, chain, w, Backend::Cuda), cpu(si, chain, w, Backend::Cpu);
-      std::vector<const ob::State*> batch(states.begin(), states.end());
-      std::vector<char> gpu_valid, cpu_valid;
-      gpu.isValid(batch, gpu_valid);
-      cpu.isValid(batch, cpu_valid);
-      ASSERT_EQ(gpu_valid.size(), states.size());
-      std::size_t differing = 0;
-      for (std::size_t i = 0; i < states.size(); ++i) differing += gpu_valid[i] != cpu_valid[i];
-      EXPECT_EQ(differing, 0u);
-      for (std::size_t i = 0; i < states.size(); i += 9973) EXPECT_EQ(cpu_valid[i], cpu.isValid(states[i]));
+    for (const bool self_collision : {true, false}) {  // false: the GPU pre-check serves the rectangles
+      const PlanarChain chain = PlanarChain::uniform(links, 1.0, self_collision);
+      for (const Workspace2D& w : {chain_test::four_rectangles(), grazing_workspace(si, states, links, chain),
+                                   grazing_workspace(si, states, links, chain, 40)}) {
+        ChainValidityChecker gpu(si, chain, w, Backend::Cuda), cpu(si, chain, w, Backend::Cpu);
+        std::vector<const ob::State*> batch(states.begin(), states.end());
+        std::vector<char> gpu_valid, cpu_valid;
+        gpu.isValid(batch, gpu_valid);
+        cpu.isValid(batch, cpu_valid);
+        ASSERT_EQ(gpu_valid.size(), states.size());
+        std::size_t differing = 0;
+        for (std::size_t i = 0; i < states.size(); ++i) differing += gpu_valid[i] != cpu_valid[i];
+        EXPECT_EQ(differing, 0u);
+        for (std::size_t i = 0; i < states.size(); i += 9973) EXPECT_EQ(cpu_valid[i], cpu.isValid(states[i]));
+      }
     }
     free_states(si, states);
   }
@@ -332,6 +336,35 @@ TEST(ChainMotionValidator, GpuIdenticalToCpuOnManyMotions) {
     EXPECT_EQ(gt, ct);
     free_states(si, a);
     free_states(si, b);
+  }
+}
+
+// Motions that end on a grazing state (and pass close by it on the way), where the pre-check is unsure
+// and the exact check decides: the same first invalid state as the CPU, for every motion.
+TEST(ChainMotionValidator, GpuIdenticalToCpuOnGrazingMotions) {
+  REQUIRE_CUDA_DEVICE();
+  const int links = 9;
+  for (const auto& si : {chain_test::real_vector_space(links), chain_test::so2_space(links)}) {
+    const PlanarChain chain = PlanarChain::uniform(links, 1.0);
+    auto ends = random_states(si, links, 200000, 23, M_PI);
+    const Workspace2D w = grazing_workspace(si, ends, links, chain, 40);
+    si->setStateValidityChecker(std::make_shared<ChainValidityChecker>(si, chain, w, Backend::Cpu));
+    si->setup();
+    auto starts = random_states(si, links, ends.size(), 24, M_PI);
+    std::vector<std::pair<const ob::State*, const ob::State*>> motions;
+    for (std::size_t i = 0; i < ends.size(); ++i) motions.emplace_back(starts[i], ends[i]);
+    ChainMotionValidator gpu(si, chain, w, Backend::Cuda), cpu(si, chain, w, Backend::Cpu);
+    std::vector<char> gv, cv;
+    std::vector<double> gt, ct;
+    gpu.checkMotions(motions, gv, &gt);
+    cpu.checkMotions(motions, cv, &ct);
+    EXPECT_EQ(gv, cv);
+    EXPECT_EQ(gt, ct);
+    const auto valid = std::count(cv.begin(), cv.end(), 1);
+    EXPECT_GT(valid, 1000);
+    EXPECT_LT(valid, 199000);
+    free_states(si, starts);
+    free_states(si, ends);
   }
 }
 

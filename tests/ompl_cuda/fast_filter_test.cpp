@@ -1,0 +1,161 @@
+// The GPU's single-precision pre-check (chain_fast_filter.h), run on the CPU: its position error stays
+// within the bound its margins are built on, and every sure answer it gives equals the exact check's,
+// on random states and on states that pass obstacles at distances from 1e-7 to 1e-1 on either side.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../../ompl_cuda/src/chain_fast_filter.h"
+#include "ompl_cuda/workspace2d.h"
+
+namespace {
+
+using namespace ompl_cuda::detail;
+
+struct Scene {
+  std::vector<double> lengths, rects, low, high;
+  double base_x = 0, base_y = 0;
+  ChainView chain() const { return {static_cast<int>(lengths.size()), lengths.data(), base_x, base_y, false}; }
+  ObstacleView obstacles() const { return {static_cast<int>(rects.size() / 4), rects.data(), 0, nullptr, {}}; }
+  BoundsView bounds() const { return {kRealVector, low.data(), high.data()}; }
+};
+
+Scene paper_scene() {
+  Scene s;
+  s.lengths.assign(9, 1.0);
+  s.rects = {2.0, 1.0, 3.5, 4.0, -5.0, 2.5, -3.0, 3.5, -2.0, -6.0, 1.0, -4.5, 4.5, -3.0, 6.0, 0.5};
+  s.low.assign(9, -M_PI);
+  s.high.assign(9, M_PI);
+  return s;
+}
+
+// Unequal links, an offset base, many small and thin rectangles.
+Scene uneven_scene() {
+  Scene s;
+  s.lengths = {1.7, 0.3, 1.1, 0.05, 2.4, 0.9, 1.3};
+  s.base_x = 3.25;
+  s.base_y = -1.5;
+  const ompl_cuda::Workspace2D boxes = ompl_cuda::random_boxes(60, -5, -9, 11, 6, 0.001, 1.5, 0.2, 4);
+  for (const auto& r : boxes.rectangles) s.rects.insert(s.rects.end(), {r.x_min + 3.25, r.y_min - 1.5, r.x_max + 3.25, r.y_max - 1.5});
+  s.low.assign(7, -M_PI);
+  s.high.assign(7, M_PI);
+  return s;
+}
+
+std::vector<double> random_configuration(std::mt19937& rng, int links) {
+  std::uniform_real_distribution<double> u(-M_PI, M_PI);
+  std::vector<double> q(links);
+  for (double& v : q) v = u(rng);
+  return q;
+}
+
+// Joint positions in double, as the exact check computes them.
+void exact_positions(const Scene& s, const std::vector<double>& q, std::vector<double>& x, std::vector<double>& y) {
+  x.resize(q.size() + 1);
+  y.resize(q.size() + 1);
+  forward_kinematics(q.data(), s.chain(), x.data(), y.data());
+}
+
+TEST(FastFilter, PositionErrorWithinItsBound) {
+  for (const Scene& s : {paper_scene(), uneven_scene()}) {
+    const FastFilter f = build_fast_filter(s.chain(), s.rects, true);
+    ASSERT_TRUE(f.enabled);
+    std::mt19937 rng(1);
+    std::vector<double> x, y;
+    double worst = 0;
+    for (int n = 0; n < 200000; ++n) {
+      const std::vector<double> q = random_configuration(rng, s.chain().links);
+      exact_positions(s, q, x, y);
+      double angle = 0;
+      float fx = f.base_x, fy = f.base_y;
+      for (int i = 0; i < s.chain().links; ++i) {
+        angle += q[i];
+        filter_next_joint(angle, f.lengths[i], &fx, &fy);
+        worst = std::max({worst, std::fabs(fx - x[i + 1]), std::fabs(fy - y[i + 1])});
+      }
+    }
+    // The bound carries a factor 2 of safety; the measured error must fit without it.
+    EXPECT_LT(worst, f.position_error / 2) << "worst " << worst << ", bound " << f.position_error;
+    EXPECT_GT(worst, 0.0);
+  }
+}
+
+// Counts of the pre-check's answers; mismatches are sure answers that differ from the exact check.
+struct Tally {
+  long sure = 0, unsure = 0, mismatches = 0;
+  void add(const Scene& s, const FastFilter& f, const std::vector<double>& q) {
+    const FilterView view = f.view();
+    const FilterDecision d = filter_configuration([&q](int k) { return q[k]; }, s.chain(), s.bounds(), view);
+    const bool exact = configuration_is_valid(q.data(), s.chain(), s.obstacles(), s.bounds());
+    if (d == kUnsure) {
+      ++unsure;
+      return;
+    }
+    ++sure;
+    mismatches += (d == kSureValid) != exact;
+  }
+};
+
+TEST(FastFilter, SureAnswersAreExactOnRandomStates) {
+  for (const Scene& s : {paper_scene(), uneven_scene()}) {
+    const FastFilter f = build_fast_filter(s.chain(), s.rects, true);
+    std::mt19937 rng(2);
+    Tally t;
+    for (int n = 0; n < 300000; ++n) t.add(s, f, random_configuration(rng, s.chain().links));
+    EXPECT_EQ(t.mismatches, 0);
+    // A pre-check that is seldom sure would be useless (not wrong): it decides nearly all states.
+    EXPECT_LT(t.unsure, t.sure / 20) << t.unsure << " unsure of " << t.sure + t.unsure;
+  }
+}
+
+// Rectangles placed at a distance from the end point of a random state's link, just outside or just
+// inside, at every scale around the filter's margins: sure answers must still be exact.
+TEST(FastFilter, SureAnswersAreExactNearObstacles) {
+  const Scene base = paper_scene();
+  std::mt19937 rng(3);
+  std::vector<double> x, y;
+  Tally t;
+  for (int n = 0; n < 20000; ++n) {
+    const std::vector<double> q = random_configuration(rng, 9);
+    exact_positions(base, q, x, y);
+    const int joint = 1 + static_cast<int>(rng() % 9);
+    for (double gap : {1e-7, 1e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 1e-1}) {
+      for (double side : {-1.0, 1.0}) {  // rectangle starts beyond the joint (clear) or before it (hit)
+        Scene s = base;
+        const double edge = x[joint] + side * gap;
+        s.rects = {edge, y[joint] - 0.3, edge + 0.4, y[joint] + 0.3};                  // to the right
+        if (n % 2) s.rects = {x[joint] - 0.3, y[joint] + side * gap, x[joint] + 0.3, y[joint] + side * gap + 0.4};  // above
+        if (n % 3 == 0) s.rects = {edge, y[joint] + gap, edge + 0.4, y[joint] + gap + 0.4};  // diagonal, near the corner
+        const FastFilter f = build_fast_filter(s.chain(), s.rects, true);
+        t.add(s, f, q);
+      }
+    }
+  }
+  EXPECT_EQ(t.mismatches, 0);
+  EXPECT_GT(t.sure, 0);
+  EXPECT_GT(t.unsure, 0);  // the closest placements are within the margins
+}
+
+TEST(FastFilter, OutOfBoundsIsSurelyInvalid) {
+  const Scene s = paper_scene();
+  const FastFilter f = build_fast_filter(s.chain(), s.rects, true);
+  std::vector<double> q(9, 0.0);
+  q[4] = 4.0;
+  EXPECT_EQ(filter_configuration([&q](int k) { return q[k]; }, s.chain(), s.bounds(), f.view()), kSureInvalid);
+  q[4] = NAN;
+  EXPECT_EQ(filter_configuration([&q](int k) { return q[k]; }, s.chain(), s.bounds(), f.view()), kSureInvalid);
+}
+
+TEST(FastFilter, OffWhereItCannotHelp) {
+  Scene s = paper_scene();
+  EXPECT_FALSE(build_fast_filter(s.chain(), s.rects, false).enabled);
+  s.base_x = 2e4;  // single precision too coarse at this distance from the origin
+  EXPECT_FALSE(build_fast_filter(s.chain(), s.rects, true).enabled);
+  s = paper_scene();
+  s.rects[2] = NAN;
+  EXPECT_FALSE(build_fast_filter(s.chain(), s.rects, true).enabled);
+}
+
+}  // namespace

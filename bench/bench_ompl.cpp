@@ -1,13 +1,15 @@
 // bench_ompl: motion checks per second for a 9-link planar chain among the four rectangles, 100
 // configurations per motion: the CPU reference on one core and on all cores, against the GPU batch,
-// for batches of 1e3 .. 1e6 motions (all through ChainMotionValidator::checkMotions).
+// for batches of 1e3 .. 1e6 motions (all through ChainMotionValidator::checkMotions), with the floors
+// of any checker fed OMPL states: the host reading the states, and PCIe moving them.
 //
 // Then RRT* on the paper's 9-link problem: OMPL's RRTstar with DiscreteMotionValidator + our checker
-// (CPU), OMPL's RRTstar with ChainMotionValidator, and BatchedRRTstar (GPU batches), at an equal number
-// of samples (wall time, final cost), and an ompl::tools::Benchmark run at equal time whose log
-// (Planner Arena format) is written next to the JSON.
+// (CPU), OMPL's RRTstar with our ChainMotionValidator, and BatchedRRTstar (GPU checks and nearest
+// neighbours), at an equal number of samples (wall time, final cost), and an ompl::tools::Benchmark
+// run at equal time whose log (Planner Arena format) is written next to the JSON.
 //
 //   bench_ompl [--reps R] [--json FILE] [--max-batch N] [--samples N] [--benchmark-time T] [--skip-planners]
+//              [--only-batched]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -66,7 +68,7 @@ struct PlannerRow {
 };
 
 // RRT* variants on the paper problem at an equal number of samples, then an equal-time Benchmark.
-void run_planners(unsigned samples, double benchmark_time, const std::string& json) {
+void run_planners(unsigned samples, double benchmark_time, bool only_batched, const std::string& json) {
   const ompl_cuda::ChainProblem problem = ompl_cuda::paper_problem();
   std::vector<PlannerRow> rows;
   auto run = [&](const std::string& name, bool gpu_setup, bool our_validator, bool batched) {
@@ -95,9 +97,12 @@ void run_planners(unsigned samples, double benchmark_time, const std::string& js
     std::fflush(stdout);
   };
   std::printf("\nRRT* on the paper problem (9 links, 4 rectangles), %u samples each:\n", samples);
-  run("OMPL RRTstar, DiscreteMotionValidator + CPU checker", false, false, false);
-  run("OMPL RRTstar, ChainMotionValidator (CPU, per motion)", false, true, false);
-  run("BatchedRRTstar, ChainMotionValidator (GPU batches)", true, true, true);
+  if (!only_batched) {
+    run("OMPL RRTstar, DiscreteMotionValidator + CPU checker", false, false, false);
+    // OMPL's RRTstar asks for one motion at a time: our validator runs single motions on the CPU.
+    run("OMPL RRTstar, our GPU ChainMotionValidator", true, true, false);
+  }
+  run("BatchedRRTstar, GPU checks and neighbours", true, true, true);
   std::printf("\n%-52s %10s %10s %8s\n", "planner", "seconds", "cost", "speedup");
   for (const PlannerRow& r : rows)
     std::printf("%-52s %10.2f %10.4f %8.2f\n", r.planner.c_str(), r.seconds, r.cost, rows[0].seconds / r.seconds);
@@ -109,6 +114,7 @@ void run_planners(unsigned samples, double benchmark_time, const std::string& js
   benchmark.addPlanner(std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation()));
   ompl::tools::Benchmark::Request request(benchmark_time, 4000.0, 3);
   request.displayProgress = false;
+  request.saveConsoleOutput = false;  // else OMPL writes ompl_<host>_<date>.console into the working folder
   benchmark.benchmark(request);
   const std::string log = json.empty() ? std::string("bench_ompl_planners.log")
                                        : json.substr(0, json.find_last_of('.')) + "_planners.log";
@@ -123,17 +129,22 @@ int main(int argc, char** argv) {
   std::size_t max_batch = 1000000;
   unsigned samples = 40000;
   double benchmark_time = 5.0;
-  bool planners = true;
+  bool planners = true, only_batched = false;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
       std::cout << "usage: bench_ompl [--reps R] [--json FILE] [--max-batch N] [--samples N] [--benchmark-time T] "
-                   "[--skip-planners]\n";
+                   "[--skip-planners] [--only-batched]\n"
+                   "  --only-batched  of the equal-sample planners, run only BatchedRRTstar (OMPL's RRTstar takes minutes)\n";
       return 0;
     }
     if (flag == "--skip-planners") {
       planners = false;
+      continue;
+    }
+    if (flag == "--only-batched") {
+      only_batched = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -194,6 +205,11 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   const double copy_bw = bench::copy_bandwidth_gbs();
+  // The transfer floor: each motion's two states and segment count must cross PCIe once.
+  const double h2d_bw = bench::host_to_device_bandwidth_gbs();
+  const double bytes_per_motion = 2.0 * kLinks * sizeof(double) + sizeof(int);
+  std::printf("host-to-device %.1f GB/s: transfer floor %.3g motions/s (%.0f bytes each)\n", h2d_bw,
+              h2d_bw * 1e9 / bytes_per_motion, bytes_per_motion);
   for (std::size_t batch = 1000; batch <= max_batch; batch *= 10) {
     std::vector<std::pair<const ob::State*, const ob::State*>> motions;
     for (std::size_t i = 0; i < batch; ++i) motions.emplace_back(starts[i], ends[i]);
@@ -217,6 +233,22 @@ int main(int argc, char** argv) {
       std::vector<char> valid;
       gpu.checkMotions(motions, valid);
       return std::count(valid.begin(), valid.end(), 1) / double(batch);
+    }, reps);
+    // The host's share alone, the end-to-end floor of any checker fed OMPL states: reading both
+    // states and validSegmentCount of every motion on all cores, as checkMotions does.
+    std::vector<double> read_buffer(batch * (2 * kLinks + 1));
+    measure("host: read states only", [&] {
+      const long count = static_cast<long>(batch);
+#pragma omp parallel for schedule(static)
+      for (long i = 0; i < count; ++i) {
+        double* out = read_buffer.data() + i * (2 * kLinks + 1);
+        const double* a = motions[i].first->as<ob::RealVectorStateSpace::StateType>()->values;
+        const double* b = motions[i].second->as<ob::RealVectorStateSpace::StateType>()->values;
+        std::copy_n(a, kLinks, out);
+        std::copy_n(b, kLinks, out + kLinks);
+        out[2 * kLinks] = space->validSegmentCount(motions[i].first, motions[i].second);
+      }
+      return 1.0;
     }, reps);
     const std::size_t cpu_batch = std::min<std::size_t>(batch, 100000);  // the CPU runs are slow; rate is per motion
     std::vector<std::pair<const ob::State*, const ob::State*>> cpu_motions(motions.begin(), motions.begin() + cpu_batch);
@@ -252,7 +284,8 @@ int main(int argc, char** argv) {
   if (!json.empty()) {
     std::ofstream out(json);
     out.precision(12);
-    out << "{\n  \"copy_bandwidth_gbs\": " << copy_bw << ",\n  \"links\": " << kLinks
+    out << "{\n  \"copy_bandwidth_gbs\": " << copy_bw << ",\n  \"host_to_device_gbs\": " << h2d_bw
+        << ",\n  \"transfer_floor_motions_per_second\": " << h2d_bw * 1e9 / bytes_per_motion << ",\n  \"links\": " << kLinks
         << ",\n  \"points_per_motion\": " << kPointsPerMotion << ",\n  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i)
       out << "    {\"implementation\": \"" << rows[i].implementation << "\", \"batch\": " << rows[i].batch
@@ -264,6 +297,6 @@ int main(int argc, char** argv) {
     si->freeState(starts[i]);
     si->freeState(ends[i]);
   }
-  if (planners) run_planners(samples, benchmark_time, json);
+  if (planners) run_planners(samples, benchmark_time, only_batched, json);
   return 0;
 }

@@ -39,9 +39,9 @@ class ChainCheckEngine {
   void check_motions(const double* from, const double* to, const int* segments, std::size_t count,
                      int* first_invalid);
   // The same, with the inputs written by fill(first, n, from, to, segments) straight into the
-  // engine's staging memory (pinned, and read by the GPU in place), e.g. from OMPL states on all
-  // cores: motions first .. first + n - 1 go to from[i * links], to[i * links], segments[i], i < n.
-  // On the GPU the batch is filled in chunks, each checked while the host fills the next.
+  // engine's staging memory (pinned for the GPU), e.g. from OMPL states on all cores: motions
+  // first .. first + n - 1 go to from[i * links], to[i * links], segments[i], i < n. On the GPU the
+  // batch is filled in chunks, each copied and checked while the host fills the next.
   template <typename Fill>
   void check_motions_filled(std::size_t count, const Fill& fill, int* first_invalid) {
     if (count == 0) return;
@@ -56,7 +56,7 @@ class ChainCheckEngine {
         check_staged_motions(first, n, staging, first_invalid);
       }
     } catch (...) {
-      abandon_staged_motions();  // kernels may still read the staging memory
+      abandon_staged_motions();  // copies may still read the staging memory
       throw;
     }
     finish_staged_motions(count, first_invalid);

@@ -90,6 +90,7 @@ TEST(BatchedRRTstar, RunsInOmplBenchmark) {
   benchmark.addPlanner(std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation()));
   ompl::tools::Benchmark::Request request(0.5, 1000.0, 2);
   request.displayProgress = false;
+  request.saveConsoleOutput = false;  // else OMPL writes ompl_<host>_<date>.console into the working folder
   benchmark.benchmark(request);
   const auto& results = benchmark.getRecordedExperimentData();
   ASSERT_EQ(results.planners.size(), 1u);

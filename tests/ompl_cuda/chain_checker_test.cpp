@@ -350,7 +350,13 @@ TEST(ChainMotionValidator, GpuIdenticalToCpuOnGrazingMotions) {
     const Workspace2D w = grazing_workspace(si, ends, links, chain, 40);
     si->setStateValidityChecker(std::make_shared<ChainValidityChecker>(si, chain, w, Backend::Cpu));
     si->setup();
-    auto starts = random_states(si, links, ends.size(), 24, M_PI);
+    // Starts near the ends (within 0.3 per joint): short motions, many of them valid.
+    auto starts = random_states(si, links, ends.size(), 24, 0.3);
+    for (std::size_t i = 0; i < ends.size(); ++i)
+      for (int j = 0; j < links; ++j) {
+        const double v = chain_test::get_joint(ends[i], j) + chain_test::get_joint(starts[i], j);
+        chain_test::set_joint(si, starts[i], j, std::max(-M_PI, std::min(v, std::nextafter(M_PI, 0.0))));
+      }
     std::vector<std::pair<const ob::State*, const ob::State*>> motions;
     for (std::size_t i = 0; i < ends.size(); ++i) motions.emplace_back(starts[i], ends[i]);
     ChainMotionValidator gpu(si, chain, w, Backend::Cuda), cpu(si, chain, w, Backend::Cpu);

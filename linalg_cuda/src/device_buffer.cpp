@@ -52,8 +52,7 @@ void PinnedBuffer::reserve(std::size_t bytes) {
   if (data_) cudaFreeHost(data_);
   data_ = nullptr;
   capacity_ = 0;
-  // Mapped: a kernel may also read it in place (cudaHostGetDevicePointer), overlapping the transfer.
-  LINALG_CUDA_CHECK(cudaHostAlloc(&data_, bytes, cudaHostAllocMapped));
+  LINALG_CUDA_CHECK(cudaMallocHost(&data_, bytes));
   capacity_ = bytes;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Untyped RAII memory for the modules' own structures (structs of arrays, scan tables, staging):
-// DeviceBuffer in GPU memory (cudaMalloc), PinnedBuffer in page-locked, mapped host memory
-// (cudaHostAlloc: fast asynchronous transfers, or kernels reading it in place). Move-only. reserve() grows and never shrinks, so a buffer reused
+// DeviceBuffer in GPU memory (cudaMalloc), PinnedBuffer in page-locked host memory (cudaMallocHost,
+// for fast asynchronous transfers). Move-only. reserve() grows and never shrinks, so a buffer reused
 // across calls allocates only when a call needs more than any before it.
 #include <cstddef>
 

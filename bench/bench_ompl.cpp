@@ -49,9 +49,10 @@ constexpr double kMotionLength = 1.0;  // joint-space length of every motion
 struct Row {
   std::string implementation;
   std::size_t batch = 0;
-  double seconds = 0;
+  double seconds = 0;  // median of the repetitions
   double motions_per_second = 0;
   double valid_fraction = 0;
+  double fastest = 0, slowest = 0;  // seconds, over the repetitions
 };
 
 ompl_cuda::Workspace2D four_rectangles() {
@@ -224,9 +225,11 @@ int main(int argc, char** argv) {
       }
       Row row{name, batch, bench::median(samples), 0, valid};
       row.motions_per_second = batch / row.seconds;
+      row.fastest = *std::min_element(samples.begin(), samples.end());
+      row.slowest = *std::max_element(samples.begin(), samples.end());
       rows.push_back(row);
-      std::printf("  %-28s %9zu motions %12.3f ms %14.4g motions/s\n", name.c_str(), batch, row.seconds * 1e3,
-                  row.motions_per_second);
+      std::printf("  %-28s %9zu motions %12.3f ms (%.3f .. %.3f) %14.4g motions/s\n", name.c_str(), batch,
+                  row.seconds * 1e3, row.fastest * 1e3, row.slowest * 1e3, row.motions_per_second);
       std::fflush(stdout);
     };
     measure("gpu (checkMotions)", [&] {
@@ -277,10 +280,12 @@ int main(int argc, char** argv) {
       }, reps);
     }
   }
-  std::printf("\n%-28s %10s %12s %16s %12s %10s\n", "implementation", "batch", "ms", "motions/s", "ns/motion", "valid");
+  std::printf("\n%-28s %10s %12s %20s %16s %12s %10s\n", "implementation", "batch", "median ms", "min .. max ms",
+              "motions/s", "ns/motion", "valid");
   for (const Row& r : rows)
-    std::printf("%-28s %10zu %12.3f %16.4g %12.1f %10.3f\n", r.implementation.c_str(), r.batch, r.seconds * 1e3,
-                r.motions_per_second, 1e9 / r.motions_per_second, r.valid_fraction);
+    std::printf("%-28s %10zu %12.3f %9.3f .. %8.3f %16.4g %12.1f %10.3f\n", r.implementation.c_str(), r.batch,
+                r.seconds * 1e3, r.fastest * 1e3, r.slowest * 1e3, r.motions_per_second, 1e9 / r.motions_per_second,
+                r.valid_fraction);
   if (!json.empty()) {
     std::ofstream out(json);
     out.precision(12);
@@ -289,7 +294,8 @@ int main(int argc, char** argv) {
         << ",\n  \"points_per_motion\": " << kPointsPerMotion << ",\n  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i)
       out << "    {\"implementation\": \"" << rows[i].implementation << "\", \"batch\": " << rows[i].batch
-          << ", \"seconds\": " << rows[i].seconds << ", \"motions_per_second\": " << rows[i].motions_per_second
+          << ", \"seconds\": " << rows[i].seconds << ", \"fastest_seconds\": " << rows[i].fastest
+          << ", \"slowest_seconds\": " << rows[i].slowest << ", \"motions_per_second\": " << rows[i].motions_per_second
           << ", \"valid_fraction\": " << rows[i].valid_fraction << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
     out << "  ]\n}\n";
   }

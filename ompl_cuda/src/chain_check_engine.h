@@ -41,41 +41,53 @@ class ChainCheckEngine {
   // The same, with the inputs written by fill(first, n, from, to, segments) straight into the
   // engine's staging memory (pinned for the GPU), e.g. from OMPL states on all cores: motions
   // first .. first + n - 1 go to from[i * links], to[i * links], segments[i], i < n. On the GPU the
-  // batch is filled in chunks, each copied and checked while the host fills the next.
-  template <typename Fill>
-  void check_motions_filled(std::size_t count, const Fill& fill, int* first_invalid) {
+  // batch is filled in chunks, each copied (on a stream of its own) and checked while the host fills
+  // the next. Then consume(first_invalid, segments) reads the answers and the segment counts of all
+  // count motions from the engine's memory, before the engine takes another call.
+  template <typename Fill, typename Consume>
+  void check_motions_filled(std::size_t count, const Fill& fill, const Consume& consume) {
     if (count == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
     const MotionStaging staging = stage_motions(count);
     const std::size_t d = static_cast<std::size_t>(chain_.links());
-    const std::size_t chunk = backend_ == linalg_cuda::Backend::Cuda ? kMotionChunk : count;
+    const std::size_t chunk = motion_chunk(count);
     try {
       for (std::size_t first = 0; first < count; first += chunk) {
         const std::size_t n = std::min(chunk, count - first);
         fill(first, n, staging.from + first * d, staging.to + first * d, staging.segments + first);
-        check_staged_motions(first, n, staging, first_invalid);
+        check_staged_motions(first, n, first / chunk, staging);
       }
+      finish_staged_motions();
     } catch (...) {
       abandon_staged_motions();  // copies may still read the staging memory
       throw;
     }
-    finish_staged_motions(count, first_invalid);
+    consume(static_cast<const int*>(staging.first_invalid), static_cast<const int*>(staging.segments));
   }
 
   // Whether the single-precision pre-check (chain_fast_filter.h) serves this workspace on the GPU.
   bool fast_filter_enabled() const { return filter_.enabled; }
 
  private:
+  // Inputs and answers of one batch, in host memory (pinned for the GPU).
   struct MotionStaging {
     double* from;
     double* to;
     int* segments;
+    int* first_invalid;
   };
-  static constexpr std::size_t kMotionChunk = 1 << 16;
+  // Motions per chunk of a batch of `count` (all of them on the CPU). On the GPU about an eighth of
+  // the batch, so that the host's filling of the first chunk, which nothing overlaps, stays short,
+  // between 16384 (a few waves of warps: smaller kernels leave the GPU idle) and 65536.
+  std::size_t motion_chunk(std::size_t count) const {
+    if (backend_ != linalg_cuda::Backend::Cuda) return count;
+    return std::clamp<std::size_t>((count / 8 + 4095) / 4096 * 4096, 16384, 65536);
+  }
   MotionStaging stage_motions(std::size_t count);
-  // Motions first .. first + n - 1 of the staging: checked now (CPU) or launched (GPU).
-  void check_staged_motions(std::size_t first, std::size_t n, const MotionStaging& staging, int* first_invalid);
-  void finish_staged_motions(std::size_t count, int* first_invalid);
+  // Motions first .. first + n - 1 of the staging, chunk number `chunk`: checked now (CPU) or copied
+  // and launched (GPU).
+  void check_staged_motions(std::size_t first, std::size_t n, std::size_t chunk, const MotionStaging& staging);
+  void finish_staged_motions();  // waits for the GPU's answers
   void abandon_staged_motions() noexcept;
   ChainView chain_view() const;
   ObstacleView obstacle_view() const;
@@ -90,7 +102,7 @@ class ChainCheckEngine {
   linalg_cuda::Backend backend_;
   std::unique_ptr<Device> device_;
   std::vector<double> cpu_staging_;  // the CPU backend's staging for check_motions_filled
-  std::vector<int> cpu_segments_;
+  std::vector<int> cpu_counts_;      // its segment counts and answers
   std::mutex mutex_;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rectangle_grid.h"
+
 namespace ompl_cuda::detail {
 namespace {
 
@@ -24,20 +26,17 @@ float float_above(double v) {
 FilterView FastFilter::view() const {
   FilterView v;
   v.enabled = enabled;
-  v.rectangles = enabled ? static_cast<int>(cross.size()) : 0;
+  v.rectangles = enabled ? static_cast<int>(rects.size()) : 0;
   v.base_x = base_x;
   v.base_y = base_y;
   v.lengths = lengths.data();
-  v.outer = outer.data();
-  v.inner = inner.data();
-  v.corners = corners.data();
-  v.cross = cross.data();
+  v.rects = rects.data();
   return v;
 }
 
 FastFilter build_fast_filter(const ChainView& chain, const std::vector<double>& rects, bool usable) {
   FastFilter f;
-  if (!usable) return f;
+  if (!usable || rects.size() >= 4 * static_cast<std::size_t>(kRectangleGridThreshold)) return f;
   const double u = std::ldexp(1.0, -24);  // float's unit roundoff is u / 2; u everywhere is generous
   const double base = std::max(std::fabs(chain.base_x), std::fabs(chain.base_y));
   double total = 0.0, longest = 0.0;
@@ -64,17 +63,19 @@ FastFilter build_fast_filter(const ChainView& chain, const std::vector<double>& 
   for (int i = 0; i < chain.links; ++i) f.lengths.push_back(static_cast<float>(chain.lengths[i]));
   for (std::size_t r = 0; r + 3 < rects.size(); r += 4) {
     const double x_min = rects[r], y_min = rects[r + 1], x_max = rects[r + 2], y_max = rects[r + 3];
-    f.outer.insert(f.outer.end(), {float_below(x_min - margin), float_below(y_min - margin),
-                                   float_above(x_max + margin), float_above(y_max + margin)});
-    f.inner.insert(f.inner.end(), {float_above(x_min + margin), float_above(y_min + margin),
-                                   float_below(x_max - margin), float_below(y_max - margin)});
-    f.corners.insert(f.corners.end(), {static_cast<float>(x_min), static_cast<float>(y_min),
-                                       static_cast<float>(x_max), static_cast<float>(y_max)});
+    FilterRectangle box{};
+    box.outer = {float_below(x_min - margin), float_below(y_min - margin), float_above(x_max + margin),
+                 float_above(y_max + margin)};
+    box.inner = {float_above(x_min + margin), float_above(y_min + margin), float_below(x_max - margin),
+                 float_below(y_max - margin)};
+    box.corners = {static_cast<float>(x_min), static_cast<float>(y_min), static_cast<float>(x_max),
+                   static_cast<float>(y_max)};
     // Once the grown boxes overlap, every corner is within w of either end point of the link.
     const double w = std::max(x_max - x_min, y_max - y_min) + d + 2.0 * margin + e;
     const double moved = 2.0 * (2.0 * e * w + d * (e + rho) + 2.0 * e * (e + rho));  // both products, end points moved
     const double rounding = 8.0 * u * d * w;                                          // float evaluation
-    f.cross.push_back(float_above(2.0 * (moved + rounding) + 1e-12 * (1.0 + d * w)));
+    box.cross = float_above(2.0 * (moved + rounding) + 1e-12 * (1.0 + d * w));
+    f.rects.push_back(box);
   }
   f.enabled = true;
   return f;

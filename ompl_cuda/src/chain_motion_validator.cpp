@@ -63,34 +63,34 @@ void ChainMotionValidator::checkMotions(
     const std::vector<std::pair<const ompl::base::State*, const ompl::base::State*>>& motions, std::vector<char>& valid,
     std::vector<double>* last_valid_times) const {
   const int d = layout_->dimension();
-  const std::size_t n = motions.size();
-  std::vector<int> segments(n), first_invalid(n);
+  const long n = static_cast<long>(motions.size());
+  valid.resize(n);
+  if (last_valid_times) last_valid_times->resize(n, 0.0);
   const ompl::base::StateSpace* space = si_->getStateSpace().get();
+  std::size_t good = 0;
   // Reading the OMPL states and their segment counts is the host's share of the work: on all cores,
-  // straight into the engine's (pinned) staging memory.
+  // straight into the engine's (pinned) staging memory; the answers are read from there too.
   engine_->check_motions_filled(
-      n,
-      [&](std::size_t first, std::size_t chunk, double* from, double* to, int* staged_segments) {
+      motions.size(),
+      [&](std::size_t first, std::size_t chunk, double* from, double* to, int* segments) {
         const long count = static_cast<long>(chunk);
 #pragma omp parallel for schedule(static) if (count > 4096)
         for (long c = 0; c < count; ++c) {
           const std::size_t i = first + c;
           layout_->read(motions[i].first, from + c * d);
           layout_->read(motions[i].second, to + c * d);
-          staged_segments[c] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));
-          segments[i] = staged_segments[c];
+          segments[c] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));
         }
       },
-      first_invalid.data());
-  valid.resize(n);
-  if (last_valid_times) last_valid_times->resize(n, 0.0);
-  std::size_t good = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    valid[i] = first_invalid[i] == 0;
-    good += valid[i];
-    if (!valid[i] && last_valid_times) (*last_valid_times)[i] = last_valid_time(first_invalid[i], segments[i]);
-  }
-  count(good, n - good);
+      [&](const int* first_invalid, const int* segments) {
+#pragma omp parallel for schedule(static) reduction(+ : good) if (n > 65536)
+        for (long i = 0; i < n; ++i) {
+          valid[i] = first_invalid[i] == 0;
+          good += valid[i];
+          if (!valid[i] && last_valid_times) (*last_valid_times)[i] = last_valid_time(first_invalid[i], segments[i]);
+        }
+      });
+  count(good, motions.size() - good);
 }
 
 }  // namespace ompl_cuda

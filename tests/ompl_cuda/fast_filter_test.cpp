@@ -1,6 +1,8 @@
 // The GPU's single-precision pre-check (chain_fast_filter.h), run on the CPU: its position error stays
 // within the bound its margins are built on, and every sure answer it gives equals the exact check's,
-// on random states and on states that pass obstacles at distances from 1e-7 to 1e-1 on either side.
+// on random states and on states that pass obstacles at distances from 1e-7 to 1e-1 on either side,
+// for single configurations and along motions (the motion form, which walks angles as lines in t),
+// with linear and wrapping (SO2) joints and motions that leave the bounds.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -19,7 +21,8 @@ struct Scene {
   double base_x = 0, base_y = 0;
   ChainView chain() const { return {static_cast<int>(lengths.size()), lengths.data(), base_x, base_y, false}; }
   ObstacleView obstacles() const { return {static_cast<int>(rects.size() / 4), rects.data(), 0, nullptr, {}}; }
-  BoundsView bounds() const { return {kRealVector, low.data(), high.data()}; }
+  JointKind kind = kRealVector;
+  BoundsView bounds() const { return {kind, low.data(), high.data()}; }
 };
 
 Scene paper_scene() {
@@ -136,6 +139,113 @@ TEST(FastFilter, SureAnswersAreExactNearObstacles) {
   EXPECT_EQ(t.mismatches, 0);
   EXPECT_GT(t.sure, 0);
   EXPECT_GT(t.unsure, 0);  // the closest placements are within the margins
+}
+
+// Every state of the motion from -> to with n segments through the motion form, against the exact
+// check of the state DiscreteMotionValidator would check.
+void add_motion(Tally& t, const Scene& s, const FastFilter& f, const std::vector<double>& from,
+                const std::vector<double>& to, int n) {
+  const int links = s.chain().links, last = n > 0 ? n : 1;
+  std::vector<double> start(links), sweep(links), q(links);
+  const bool in_bounds = motion_angles(from.data(), to.data(), s.chain(), s.bounds(), start.data(), sweep.data());
+  for (int j = 1; j <= last; ++j) {
+    const double t_j = static_cast<double>(j) / n;
+    for (int k = 0; k < links; ++k) q[k] = j == last ? to[k] : interpolate_joint(from[k], to[k], t_j, s.kind);
+    const FilterDecision d = filter_motion_state(from.data(), to.data(), start.data(), sweep.data(), in_bounds, j, n,
+                                                 last, s.chain(), s.bounds(), f.view());
+    const bool exact = configuration_is_valid(q.data(), s.chain(), s.obstacles(), s.bounds());
+    if (d == kUnsure) {
+      ++t.unsure;
+      continue;
+    }
+    ++t.sure;
+    t.mismatches += (d == kSureValid) != exact;
+  }
+}
+
+// A motion of joint-space length `length` from a random state; SO2 ends wrapped into [-pi, pi).
+std::pair<std::vector<double>, std::vector<double>> random_motion(std::mt19937& rng, const Scene& s, double length) {
+  std::vector<double> from = random_configuration(rng, s.chain().links), to(from.size());
+  std::normal_distribution<double> g;
+  std::vector<double> dir(from.size());
+  double norm = 0;
+  for (double& v : dir) norm += (v = g(rng)) * v;
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    to[k] = from[k] + dir[k] / std::sqrt(norm) * length;
+    if (s.kind == kSO2) to[k] = std::remainder(to[k], 2 * M_PI) == M_PI ? -M_PI : std::remainder(to[k], 2 * M_PI);
+  }
+  return {from, to};
+}
+
+TEST(FastFilter, MotionFormSureAnswersAreExact) {
+  for (const JointKind kind : {kRealVector, kSO2}) {
+    for (Scene s : {paper_scene(), uneven_scene()}) {
+      s.kind = kind;
+      const FastFilter f = build_fast_filter(s.chain(), s.rects, true);
+      std::mt19937 rng(5);
+      Tally t;
+      long out_of_bounds = 0;
+      for (int m = 0; m < 4000; ++m) {
+        const auto [from, to] = random_motion(rng, s, m % 2 ? 1.0 : 4.0);  // long ones wrap and leave the bounds
+        std::vector<double> start(from.size()), sweep(from.size());
+        out_of_bounds += !motion_angles(from.data(), to.data(), s.chain(), s.bounds(), start.data(), sweep.data());
+        add_motion(t, s, f, from, to, 20 + m % 81);
+      }
+      EXPECT_EQ(t.mismatches, 0) << "kind " << kind;
+      EXPECT_LT(t.unsure, t.sure / 20) << t.unsure << " unsure of " << t.sure + t.unsure;
+      EXPECT_GT(out_of_bounds, 100);  // both bounds paths were taken
+    }
+  }
+}
+
+// Motions whose middle state has a joint at a distance from 1e-7 to 1e-1 of a rectangle's edge.
+TEST(FastFilter, MotionFormSureAnswersAreExactNearObstacles) {
+  const Scene base = paper_scene();
+  std::mt19937 rng(6);
+  std::vector<double> x, y, mid(9);
+  Tally t;
+  for (int m = 0; m < 3000; ++m) {
+    const auto [from, to] = random_motion(rng, base, 0.5);
+    const int n = 40;
+    for (int k = 0; k < 9; ++k) mid[k] = interpolate_joint(from[k], to[k], 0.5, kRealVector);
+    exact_positions(base, mid, x, y);
+    const int joint = 1 + static_cast<int>(rng() % 9);
+    for (double gap : {1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1}) {
+      for (double side : {-1.0, 1.0}) {
+        Scene s = base;
+        const double edge = x[joint] + side * gap;
+        s.rects = {edge, y[joint] - 0.3, edge + 0.4, y[joint] + 0.3};
+        if (m % 2) s.rects = {x[joint] - 0.3, y[joint] + side * gap, x[joint] + 0.3, y[joint] + side * gap + 0.4};
+        add_motion(t, s, build_fast_filter(s.chain(), s.rects, true), from, to, n);
+      }
+    }
+  }
+  EXPECT_EQ(t.mismatches, 0);
+  EXPECT_GT(t.unsure, 0);
+}
+
+TEST(FastFilter, MotionAnglesAreTheExactSums) {
+  // Link i's angle on the line start + t * sweep equals the sum of interpolated joints up to whole
+  // turns (wrapping joints) and rounding far below kFilterTrigError.
+  for (const JointKind kind : {kRealVector, kSO2}) {
+    Scene s = paper_scene();
+    s.kind = kind;
+    std::mt19937 rng(7);
+    double worst = 0;
+    for (int m = 0; m < 20000; ++m) {
+      const auto [from, to] = random_motion(rng, s, 3.0);
+      std::vector<double> start(9), sweep(9);
+      motion_angles(from.data(), to.data(), s.chain(), s.bounds(), start.data(), sweep.data());
+      const double t_m = (m % 97) / 96.0;
+      double sum = 0;
+      for (int i = 0; i < 9; ++i) {
+        sum += interpolate_joint(from[i], to[i], t_m, kind);
+        const double diff = std::remainder(start[i] + t_m * sweep[i] - sum, 2 * M_PI);
+        worst = std::max(worst, std::fabs(diff));
+      }
+    }
+    EXPECT_LT(worst, 1e-12) << "kind " << kind;
+  }
 }
 
 TEST(FastFilter, OutOfBoundsIsSurelyInvalid) {

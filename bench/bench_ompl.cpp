@@ -6,7 +6,8 @@
 // Then RRT* on the paper's 9-link problem: OMPL's RRTstar with DiscreteMotionValidator + our checker
 // (CPU), OMPL's RRTstar with our ChainMotionValidator, and BatchedRRTstar (GPU checks and nearest
 // neighbours), at an equal number of samples (wall time, final cost), and an ompl::tools::Benchmark
-// run at equal time whose log (Planner Arena format) is written next to the JSON.
+// run at equal time (OMPL's RRTstar, BatchedRRTstar, OMPL's PRM, BatchedPRM) whose log (Planner
+// Arena format) is written next to the JSON.
 //
 //   bench_ompl [--reps R] [--json FILE] [--max-batch N] [--samples N] [--benchmark-time T] [--skip-planners]
 //              [--only-batched]
@@ -26,10 +27,12 @@
 #include <ompl/base/SpaceInformation.h>
 #include <ompl/base/spaces/RealVectorStateSpace.h>
 #include <ompl/base/DiscreteMotionValidator.h>
+#include <ompl/geometric/planners/prm/PRM.h>
 #include <ompl/geometric/planners/rrt/RRTstar.h>
 #include <ompl/tools/benchmark/Benchmark.h>
 #include <ompl/util/Console.h>
 
+#include "ompl_cuda/batched_prm.h"
 #include "ompl_cuda/batched_rrt_star.h"
 #include "ompl_cuda/chain_problem.h"
 
@@ -113,6 +116,8 @@ void run_planners(unsigned samples, double benchmark_time, bool only_batched, co
   ompl::tools::Benchmark benchmark(*setup, "chain9_paper");
   benchmark.addPlanner(std::make_shared<ompl::geometric::RRTstar>(setup->getSpaceInformation()));
   benchmark.addPlanner(std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation()));
+  benchmark.addPlanner(std::make_shared<ompl::geometric::PRM>(setup->getSpaceInformation()));
+  benchmark.addPlanner(std::make_shared<ompl_cuda::BatchedPRM>(setup->getSpaceInformation()));
   ompl::tools::Benchmark::Request request(benchmark_time, 4000.0, 3);
   request.displayProgress = false;
   request.saveConsoleOutput = false;  // else OMPL writes ompl_<host>_<date>.console into the working folder

@@ -16,6 +16,7 @@
 
 #include "command_line.h"
 #include "linalg_cuda/errors.h"
+#include "ompl_cuda/batched_prm.h"
 #include "ompl_cuda/batched_rrt_star.h"
 #include "ompl_cuda/chain_motion_validator.h"
 #include "ompl_cuda/chain_problem.h"
@@ -32,7 +33,8 @@ ompl_cuda's ChainValidityChecker / ChainMotionValidator (GPU batches where the p
   --links N        links for horn and boxes                                  (default 8 / 9)
   --boxes N        boxes for --env boxes                                     (default 200)
   --seed S         seed of the boxes                                         (default 1)
-  --planner P      rrt | rrtstar | rrtconnect | prm | batched-rrtstar       (default batched-rrtstar)
+  --planner P      rrt | rrtstar | rrtconnect | prm | batched-rrtstar | batched-prm
+                                                                            (default batched-rrtstar)
   --checker C      gpu | cpu | auto                                          (default auto)
   --time T         planning time, seconds                                    (default 5)
   --svg FILE       draw the environment, start, goal and path
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
     else if (planner_name == "rrtconnect") planner = std::make_shared<ompl::geometric::RRTConnect>(si);
     else if (planner_name == "prm") planner = std::make_shared<ompl::geometric::PRM>(si);
     else if (planner_name == "batched-rrtstar") planner = std::make_shared<ompl_cuda::BatchedRRTstar>(si);
+    else if (planner_name == "batched-prm") planner = std::make_shared<ompl_cuda::BatchedPRM>(si);
     else cli.fail("unknown planner '" + planner_name + "'");
     setup->setPlanner(planner);
     ompl::msg::setLogLevel(ompl::msg::LOG_WARN);

@@ -56,7 +56,8 @@ echo "maps (ROS .pgm/.yaml and .png) in $out"
 
 echo
 echo "== ompl_cuda: planning for a planar chain with GPU collision checks =="
-for args in "--env paper --planner batched-rrtstar --time 3" "--env paper --planner rrtconnect --time 3" \
+for args in "--env paper --planner batched-rrtstar --time 3" "--env paper --planner batched-prm --time 3" \
+            "--env paper --planner rrtconnect --time 3" \
             "--env horn --links 8 --planner batched-rrtstar --time 5"; do
   name=$(echo "$args" | awk '{print $2 "_" $(NF-2)}')
   echo "-- plan_chain $args"

@@ -3,17 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <typeinfo>
 
 #include <ompl/base/goals/GoalSampleableRegion.h>
 #include <ompl/base/objectives/PathLengthOptimizationObjective.h>
-#include <ompl/base/spaces/RealVectorStateSpace.h>
-#include <ompl/base/spaces/SO2StateSpace.h>
 #include <ompl/geometric/PathGeometric.h>
 #include <ompl/tools/config/SelfConfig.h>
 
 #include "batch_nearest_neighbors.h"
 #include "chain_state_layout.h"
+#include "space_metric.h"
 #include "ompl_cuda/chain_motion_validator.h"
 
 namespace ompl_cuda {
@@ -35,27 +33,6 @@ struct BatchedRRTstar::Candidate {
   std::vector<Motion*> near;  // its neighbours in the tree
   std::size_t first_edge;     // index of (near[0] -> new) in the batch
 };
-
-namespace {
-
-// The metric of the spaces whose distance() BatchNearestNeighbors reproduces: exactly
-// RealVectorStateSpace (a subclass may redefine distance, as OMPL's KinematicChain demo does), or
-// exactly a CompoundStateSpace of SO2StateSpace. False for any other space.
-bool batch_metric(const ob::StateSpace& space, detail::MetricKind& kind, std::vector<double>& weights) {
-  if (typeid(space) == typeid(ob::RealVectorStateSpace)) {
-    kind = detail::MetricKind::kEuclidean;
-    return true;
-  }
-  if (typeid(space) != typeid(ob::CompoundStateSpace)) return false;
-  const auto& compound = static_cast<const ob::CompoundStateSpace&>(space);
-  for (unsigned i = 0; i < compound.getSubspaceCount(); ++i)
-    if (typeid(*compound.getSubspace(i)) != typeid(ob::SO2StateSpace)) return false;
-  kind = detail::MetricKind::kSO2Sum;
-  weights = compound.getSubspaceWeights();
-  return compound.getSubspaceCount() > 0;
-}
-
-}  // namespace
 
 BatchedRRTstar::BatchedRRTstar(const ob::SpaceInformationPtr& si) : ob::Planner(si, "BatchedRRTstar") {
   specs_.approximateSolutions = true;
@@ -81,7 +58,7 @@ void BatchedRRTstar::setup() {
   detail::MetricKind kind;
   std::vector<double> weights;
   const int dimension = static_cast<int>(si_->getStateDimension());
-  if (!batch_nn_ && batch_metric(*si_->getStateSpace(), kind, weights)) {
+  if (!batch_nn_ && detail::batch_metric(*si_->getStateSpace(), kind, weights)) {
     const auto* chain_validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get());
     const Backend backend = chain_validator ? chain_validator->backend() : Backend::Cpu;
     layout_ = std::make_unique<detail::ChainStateLayout>(si_, dimension);

@@ -14,3 +14,4 @@ run_step(${CMAKE_COMMAND} -S ${PROJECT_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run_step(${WORK_DIR}/build/consumer)
 run_step(${WORK_DIR}/build/ba_consumer)
+run_step(${WORK_DIR}/build/ompl_consumer)

@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
 # Packs the build for the GPU machine (../shared/device/README.md): binaries, the libraries the bare
-# machine lacks, the data (matrices, CARMEN logs, BAL problems), and gpu_run.sh, which runs every test suite and the benchmarks there.
-# Then, with the device tool:  carry [".device"],  command "bash .device/run bash gpu_run.sh"
+# machine lacks, the data they read, and gpu_run.sh, which runs the test suites and the benchmarks there.
+#
+#   scripts/gpu_pack.sh [MODULE...]     MODULE: linalg | gridmap | ompl | ceres   (default: all four)
+#
+# Naming modules packs only their tests, benchmark, example and data (the device tool carries at most
+# 64 MiB; all four come close). Then, with the device tool:
+#   carry [".device"], command "bash .device/run bash gpu_run.sh"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 data=${CUDA_SOLVERS_DATA:-../shared/data}
-../shared/device/pack "$build" .device "$data/matrices" "$data/carmen" "$data/bal"
+modules=("$@")
+((${#modules[@]})) || modules=(linalg gridmap ompl ceres)
+declare -A example=([linalg]=cg_solve [gridmap]=gridmap_build [ompl]=plan_chain [ceres]=bal_solve)
+declare -A dataset=([linalg]=matrices [gridmap]=carmen [ompl]= [ceres]=bal)
+selected=$(mktemp -d)
+trap 'rm -rf "$selected"' EXIT
+folders=()
+for m in "${modules[@]}"; do
+  [[ -n ${example[$m]+x} ]] || { echo "gpu_pack.sh: unknown module '$m' (linalg, gridmap, ompl, ceres)" >&2; exit 2; }
+  mkdir -p "$selected/tests/${m}_cuda" "$selected/bench" "$selected/examples"
+  cp "$build/tests/${m}_cuda/${m}_cuda_test" "$selected/tests/${m}_cuda/"
+  cp "$build/bench/bench_$m" "$selected/bench/"
+  cp "$build/examples/${example[$m]}" "$selected/examples/"
+  [[ -z ${dataset[$m]} ]] || folders+=("$data/${dataset[$m]}")
+done
+../shared/device/pack "$selected" .device "${folders[@]}"
 cp scripts/gpu_run.sh .device/gpu_run.sh
 du -sh .device

@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine from the packed folder (see gpu_pack.sh): every test suite, then the
-# benchmarks; logs and JSON go to $OUT (or ./out). Exit status: that of the tests.
+# Runs on the GPU machine from the packed folder (see gpu_pack.sh): every packed test suite, then the
+# benchmarks (unless SKIP_BENCH=1; BENCH_ARGS go to each). A summary goes to stdout and $OUT/summary.txt;
+# every log and JSON into one archive, $OUT/gpu_run.tar.gz (the device tool brings back at most 8
+# files). Exit status: that of the tests.
 set -uo pipefail
 out=${OUT:-out}
+logs=$(mktemp -d)
 mkdir -p "$out"
 export CUDA_SOLVERS_DATA=$PWD/data
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-status=0
-for t in tests/*/*_test; do
-  echo "== $t"
-  "./$t" --gtest_brief=1 2>&1 | tee "$out/$(basename "$t").log" | tail -n 30
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
-done
-if [[ ${SKIP_BENCH:-0} != 1 ]]; then
-  for b in bench/bench_*; do
-    echo "== $b"
-    "./$b" --json "$out/$(basename "$b").json" ${BENCH_ARGS:-} 2>&1 | tee "$out/$(basename "$b").log"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  status=0
+  for t in tests/*/*_test; do
+    "./$t" --gtest_brief=1 >"$logs/$(basename "$t").log" 2>&1
+    code=$?
+    [[ $code -eq 0 ]] || status=1
+    echo "== $t: exit $code, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$logs/$(basename "$t").log" | tr '\n' ' ')"
+    [[ $code -eq 0 ]] || grep -E '^\[  FAILED  \]|Failure' "$logs/$(basename "$t").log" | head -n 20
   done
-fi
-echo "tests: $([[ $status -eq 0 ]] && echo passed || echo FAILED)"
-exit $status
+  if [[ ${SKIP_BENCH:-0} != 1 ]]; then
+    for b in bench/bench_*; do
+      echo "== $b"
+      "./$b" --json "$logs/$(basename "$b").json" ${BENCH_ARGS:-} >"$logs/$(basename "$b").log" 2>&1
+      tail -n 25 "$logs/$(basename "$b").log"
+    done
+  fi
+  echo "tests: $([[ $status -eq 0 ]] && echo passed || echo FAILED)"
+  echo "$status" >"$logs/status"
+} 2>&1 | tee "$out/summary.txt"
+tar -czf "$out/gpu_run.tar.gz" -C "$logs" .
+exit "$(cat "$logs/status")"

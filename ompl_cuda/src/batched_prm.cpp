@@ -258,7 +258,8 @@ ob::PlannerStatus BatchedPRM::solve(const ob::PlannerTerminationCondition& ptc) 
   if (!sampler_) sampler_ = si_->allocStateSampler();
   connect(fresh);
 
-  std::vector<int> best;
+  std::vector<int> best;  // searched afresh on every call (a roadmap kept from an earlier call included)
+  best_cost_ = std::numeric_limits<double>::infinity();
   bool satisfied = false;
   std::size_t searched_at = 0;  // roadmap size at the last shortest-path search
   auto search = [&] {

@@ -40,6 +40,13 @@ TEST(BatchedPRM, SolvesThePaperProblem) {
   expect_path_valid(problem, *setup);
   EXPECT_NEAR(planner->bestCost(), setup->getSolutionPath().length(), 1e-9 * planner->bestCost());
   EXPECT_GT(planner->milestoneCount(), 100u);
+  // A second call grows the same roadmap: a path again, no longer than the first.
+  const double first = planner->bestCost();
+  const std::size_t milestones = planner->milestoneCount();
+  EXPECT_EQ(setup->solve(1.0), ob::PlannerStatus::EXACT_SOLUTION);
+  EXPECT_GT(planner->milestoneCount(), milestones);
+  EXPECT_LE(planner->bestCost(), first);
+  expect_path_valid(problem, *setup);
 }
 
 TEST(BatchedPRM, SolvesTheHorn) {

@@ -21,8 +21,9 @@
 #include <iostream>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include <omp.h>
 
 #include <ompl/base/SpaceInformation.h>
 #include <ompl/base/spaces/RealVectorStateSpace.h>
@@ -204,10 +205,9 @@ int main(int argc, char** argv) {
   std::printf("segments per motion: %u (9 links, 4 rectangles)\n", space->validSegmentCount(starts[0], ends[0]));
 
   ompl_cuda::ChainMotionValidator gpu(si, chain, workspace, Backend::Cuda);
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::unique_ptr<ompl_cuda::ChainMotionValidator>> cpus;
-  for (int t = 0; t < threads; ++t)
-    cpus.push_back(std::make_unique<ompl_cuda::ChainMotionValidator>(si, chain, workspace, Backend::Cpu));
+  // The CPU reference checks a batch on all cores (OpenMP); the one-core row limits it to one thread.
+  ompl_cuda::ChainMotionValidator cpu(si, chain, workspace, Backend::Cpu);
+  const int threads = omp_get_max_threads();
 
   std::vector<Row> rows;
   const double copy_bw = bench::copy_bandwidth_gbs();
@@ -261,28 +261,15 @@ int main(int argc, char** argv) {
     const std::size_t cpu_batch = std::min<std::size_t>(batch, 100000);  // the CPU runs are slow; rate is per motion
     std::vector<std::pair<const ob::State*, const ob::State*>> cpu_motions(motions.begin(), motions.begin() + cpu_batch);
     if (batch <= 100000) {
-      measure("cpu reference, 1 core", [&] {
+      auto check_on_cpu = [&] {
         std::vector<char> valid;
-        cpus[0]->checkMotions(cpu_motions, valid);
+        cpu.checkMotions(cpu_motions, valid);
         return std::count(valid.begin(), valid.end(), 1) / double(cpu_batch);
-      }, batch >= 100000 ? 1 : reps);
-      measure("cpu reference, " + std::to_string(threads) + " cores", [&] {
-        std::vector<std::thread> pool;
-        std::vector<std::size_t> good(threads);
-        for (int t = 0; t < threads; ++t)
-          pool.emplace_back([&, t] {
-            const std::size_t begin = cpu_batch * t / threads, end = cpu_batch * (t + 1) / threads;
-            std::vector<std::pair<const ob::State*, const ob::State*>> part(cpu_motions.begin() + begin,
-                                                                           cpu_motions.begin() + end);
-            std::vector<char> valid;
-            cpus[t]->checkMotions(part, valid);
-            good[t] = std::count(valid.begin(), valid.end(), 1);
-          });
-        for (auto& p : pool) p.join();
-        std::size_t total = 0;
-        for (auto g : good) total += g;
-        return total / double(cpu_batch);
-      }, reps);
+      };
+      omp_set_num_threads(1);
+      measure("cpu reference, 1 core", check_on_cpu, batch >= 100000 ? 1 : reps);
+      omp_set_num_threads(threads);
+      measure("cpu reference, " + std::to_string(threads) + " cores", check_on_cpu, reps);
     }
   }
   std::printf("\n%-28s %10s %12s %20s %16s %12s %10s\n", "implementation", "batch", "median ms", "min .. max ms",

@@ -273,7 +273,7 @@ void ChainCheckEngine::check_states(const double* q, std::size_t count, char* va
   if (count == 0) return;
   const int d = chain_.links();
   if (backend_ != linalg_cuda::Backend::Cuda) {
-    for (std::size_t i = 0; i < count; ++i) valid[i] = this->valid(q + i * d) ? 1 : 0;
+    check_states_cpu(q, count, valid);
     return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -328,8 +328,7 @@ void ChainCheckEngine::check_staged_motions(std::size_t first, std::size_t n, st
                                             const MotionStaging& staging) {
   const std::size_t d = chain_.links();
   if (backend_ != linalg_cuda::Backend::Cuda) {
-    for (std::size_t i = first; i < first + n; ++i)
-      staging.first_invalid[i] = this->first_invalid(staging.from + i * d, staging.to + i * d, staging.segments[i]);
+    check_motions_cpu(first, n, staging);
     return;
   }
   // One DMA copy of each part of the chunk (reading pinned memory in place from the kernel was

@@ -88,6 +88,9 @@ class ChainCheckEngine {
   // and launched (GPU).
   void check_staged_motions(std::size_t first, std::size_t n, std::size_t chunk, const MotionStaging& staging);
   void finish_staged_motions();  // waits for the GPU's answers
+  // The CPU backend's batch loops, on all cores (chain_check_engine_cpu.cpp).
+  void check_states_cpu(const double* q, std::size_t count, char* valid) const;
+  void check_motions_cpu(std::size_t first, std::size_t n, const MotionStaging& staging) const;
   void abandon_staged_motions() noexcept;
   ChainView chain_view() const;
   ObstacleView obstacle_view() const;

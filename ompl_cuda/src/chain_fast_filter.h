@@ -23,9 +23,11 @@
 //
 // Along a motion the filter does not interpolate the joints: link i's cumulative angle is the line
 // start[i] + t * sweep[i] (motion_angles below), one multiply and one add per link. It differs from
-// the exact check's sum of interpolated joints by rounding (below 1e-12 for any angles OMPL holds)
-// and, where SO2 joints wrap, by whole turns, which sin and cos do not see; kFilterTrigError leaves
-// room for both.
+// the exact check's sum of interpolated joints by rounding and, where SO2 joints wrap, by whole turns,
+// which sin and cos do not see. With joint values up to kFilterMaxJoint the rounding stays below 1e-8
+// (64 links: partial sums below 6.4e4, a few operations each) and the reduction of the angle to
+// [-pi, pi] below 1e-10; kFilterTrigError leaves room for both. States with larger joint values (a
+// RealVectorStateSpace with wide bounds) are left to the exact check.
 #include <math.h>
 
 #include <vector>
@@ -38,10 +40,11 @@ namespace ompl_cuda::detail {
 enum FilterDecision : int { kSureValid = 0, kSureInvalid = 1, kUnsure = 2 };
 
 constexpr double kFilterMaxCoordinate = 1e4;
+constexpr double kFilterMaxJoint = 1e3;  // radians; beyond, the pre-check answers unsure
 // Bound on |single-precision sin/cos of the float-rounded reduced angle - sin/cos of the exact check's
 // angle|: rounding the reduced angle (|r| <= pi) to float moves it by at most 1.2e-7; CUDA's __sincosf
 // is within 2^-21.41 = 3.7e-7 on [-pi, pi], the host's sinf/cosf within 1 ulp; the motion form's angle
-// is within 1e-12 of the exact one. 2e-6 leaves room.
+// is within 1e-8 of the exact one (joints up to kFilterMaxJoint). 2e-6 leaves room.
 constexpr double kFilterTrigError = 2e-6;
 
 // 16-byte aligned so that the GPU reads each box with one vector load.
@@ -153,8 +156,13 @@ LINALG_HD FilterDecision filter_chain(const Angle& angle, int links, const Filte
 template <typename Joint>
 LINALG_HD FilterDecision filter_configuration(const Joint& joint, const ChainView& chain, const BoundsView& bounds,
                                               const FilterView& f) {
-  for (int i = 0; i < chain.links; ++i)
-    if (!joint_in_bounds(joint(i), i, bounds)) return kSureInvalid;
+  bool large = false;
+  for (int i = 0; i < chain.links; ++i) {
+    const double v = joint(i);
+    if (!joint_in_bounds(v, i, bounds)) return kSureInvalid;
+    large = large || !(fabs(v) <= kFilterMaxJoint);
+  }
+  if (large) return kUnsure;
   double angle = 0.0;
   return filter_chain([&](int i) { return angle += joint(i); }, chain.links, f);  // as the exact check sums
 }
@@ -181,18 +189,22 @@ LINALG_HD bool joint_surely_in_bounds(double from, double to, int joint, const B
 }
 
 // The motion from -> to in the form the filter walks: link i's cumulative angle at t is
-// start[i] + t * sweep[i]. Returns whether every state of the motion is surely within bounds.
+// start[i] + t * sweep[i]; start[0] is infinite when a joint value exceeds kFilterMaxJoint (the
+// pre-check then answers unsure for every state). Returns whether every state of the motion is
+// surely within bounds.
 LINALG_HD bool motion_angles(const double* from, const double* to, const ChainView& chain, const BoundsView& bounds,
                              double* start, double* sweep) {
   double a = 0.0, s = 0.0;
-  bool in_bounds = true;
+  bool in_bounds = true, large = false;
   for (int i = 0; i < chain.links; ++i) {
     a += from[i];
     s += joint_sweep(from[i], to[i], bounds.kind);
     start[i] = a;
     sweep[i] = s;
     in_bounds = in_bounds && joint_surely_in_bounds(from[i], to[i], i, bounds);
+    large = large || !(fabs(from[i]) <= kFilterMaxJoint && fabs(to[i]) <= kFilterMaxJoint);
   }
+  if (large) start[0] = INFINITY;
   return in_bounds;
 }
 
@@ -207,6 +219,7 @@ LINALG_HD FilterDecision filter_motion_state(const double* from, const double* t
       const double v = j == last ? to[k] : interpolate_joint(from[k], to[k], t, bounds.kind);
       if (!joint_in_bounds(v, k, bounds)) return kSureInvalid;
     }
+  if (!(start[0] < INFINITY)) return kUnsure;  // joint values too large for the pre-check
   return filter_chain([start, sweep, t](int i) { return start[i] + t * sweep[i]; }, chain.links, f);
 }
 

@@ -3,6 +3,7 @@
 // on random states and on states that pass obstacles at distances from 1e-7 to 1e-1 on either side,
 // for single configurations and along motions (the motion form, which walks angles as lines in t),
 // with linear and wrapping (SO2) joints and motions that leave the bounds.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -246,6 +247,41 @@ TEST(FastFilter, MotionAnglesAreTheExactSums) {
     }
     EXPECT_LT(worst, 1e-12) << "kind " << kind;
   }
+}
+
+// Wide RealVector bounds: joint values up to kFilterMaxJoint still give exact sure answers, larger
+// ones leave every state to the exact check.
+TEST(FastFilter, LargeJointValues) {
+  Scene s = paper_scene();
+  s.low.assign(9, -1e4);
+  s.high.assign(9, 1e4);
+  const FastFilter f = build_fast_filter(s.chain(), s.rects, true);
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<double> wide(-kFilterMaxJoint, kFilterMaxJoint), step(-0.3, 0.3);
+  Tally t;
+  for (int m = 0; m < 3000; ++m) {
+    std::vector<double> from(9), to(9);
+    for (int k = 0; k < 9; ++k) {
+      from[k] = wide(rng);
+      to[k] = std::clamp(from[k] + step(rng), -kFilterMaxJoint, kFilterMaxJoint);
+    }
+    t.add(s, f, from);
+    add_motion(t, s, f, from, to, 30);
+  }
+  EXPECT_EQ(t.mismatches, 0);
+  EXPECT_LT(t.unsure, t.sure / 20);
+
+  std::vector<double> q(9, 0.0), start(9), sweep(9);
+  q[3] = 2 * kFilterMaxJoint;
+  EXPECT_EQ(filter_configuration([&q](int k) { return q[k]; }, s.chain(), s.bounds(), f.view()), kUnsure);
+  std::vector<double> to = q;
+  to[0] = 0.5;
+  const bool in_bounds = motion_angles(q.data(), to.data(), s.chain(), s.bounds(), start.data(), sweep.data());
+  EXPECT_TRUE(in_bounds);
+  for (int j = 1; j <= 10; ++j)
+    EXPECT_EQ(filter_motion_state(q.data(), to.data(), start.data(), sweep.data(), in_bounds, j, 10, 10, s.chain(),
+                                  s.bounds(), f.view()),
+              kUnsure);
 }
 
 TEST(FastFilter, OutOfBoundsIsSurelyInvalid) {

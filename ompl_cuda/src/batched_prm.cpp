@@ -56,10 +56,25 @@ void BatchedPRM::setup() {
     }
   }
   if (pdef_) {
-    objective_ = pdef_->hasOptimizationObjective() ? pdef_->getOptimizationObjective()
-                                                   : std::make_shared<ob::PathLengthOptimizationObjective>(si_);
-    if (!pdef_->hasOptimizationObjective()) pdef_->setOptimizationObjective(objective_);
+    if (pdef_->hasOptimizationObjective()) {
+      objective_ = pdef_->getOptimizationObjective();
+    } else {  // as OMPL's PRM: path length, any path good enough, and the problem definition left as is
+      objective_ = std::make_shared<ob::PathLengthOptimizationObjective>(si_);
+      objective_->setCostThreshold(objective_->infiniteCost());
+    }
   }
+}
+
+void BatchedPRM::setProblemDefinition(const ob::ProblemDefinitionPtr& pdef) {
+  ob::Planner::setProblemDefinition(pdef);
+  clearQuery();
+}
+
+void BatchedPRM::clearQuery() {
+  starts_.clear();
+  goals_.clear();
+  pis_.restart();
+  best_cost_ = std::numeric_limits<double>::infinity();
 }
 
 const char* BatchedPRM::nearestNeighborsUsed() const {
@@ -189,7 +204,7 @@ void BatchedPRM::connect(const std::vector<int>& fresh) {
   for (std::size_t e = 0; e < pairs.size(); ++e) {
     if (!valid[e]) continue;
     const auto [a, b] = pairs[e];
-    const double cost = objective_->motionCost(milestones_[a]->state, milestones_[b]->state).value();
+    const ob::Cost cost = objective_->motionCost(milestones_[a]->state, milestones_[b]->state);
     milestones_[a]->edges.push_back({b, cost});
     milestones_[b]->edges.push_back({a, cost});
     unite(a, b);
@@ -197,22 +212,28 @@ void BatchedPRM::connect(const std::vector<int>& fresh) {
   }
 }
 
-std::vector<int> BatchedPRM::shortest_path(double* length) const {
-  // Dijkstra from all start milestones at once; edge costs add up (path length, or any objective whose
-  // motion costs are additive). Ties go to the smaller index, so the path is the same run to run.
+std::vector<int> BatchedPRM::shortest_path(ob::Cost* cost) const {
+  // Dijkstra from all start milestones at once, with the objective's identity, combination and order
+  // of costs (as OMPL's PRM searches its roadmap). Equal costs go to the smaller index, so the path is
+  // the same run to run.
   const std::size_t n = milestones_.size();
-  std::vector<double> distance(n, std::numeric_limits<double>::infinity());
+  std::vector<ob::Cost> best(n, objective_->infiniteCost());
   std::vector<int> previous(n, -1);
   std::vector<char> is_goal(n, 0), done(n, 0);
   for (const int g : goals_) is_goal[g] = 1;
-  using Entry = std::pair<double, int>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  using Entry = std::pair<ob::Cost, int>;
+  auto after = [this](const Entry& a, const Entry& b) {  // a leaves the queue after b
+    if (objective_->isCostBetterThan(b.first, a.first)) return true;
+    if (objective_->isCostBetterThan(a.first, b.first)) return false;
+    return b.second < a.second;
+  };
+  std::priority_queue<Entry, std::vector<Entry>, decltype(after)> queue(after);
   for (const int s : starts_) {
-    distance[s] = 0.0;
-    queue.emplace(0.0, s);
+    best[s] = objective_->identityCost();
+    queue.emplace(best[s], s);
   }
   while (!queue.empty()) {
-    const auto [d, m] = queue.top();
+    const auto [c, m] = queue.top();
     queue.pop();
     if (done[m]) continue;
     done[m] = 1;
@@ -220,13 +241,13 @@ std::vector<int> BatchedPRM::shortest_path(double* length) const {
       std::vector<int> path;
       for (int v = m; v >= 0; v = previous[v]) path.push_back(v);
       std::reverse(path.begin(), path.end());
-      *length = d;
+      *cost = c;
       return path;
     }
     for (const Edge& e : milestones_[m]->edges) {
-      const double through = d + e.length;
-      if (through < distance[e.to]) {
-        distance[e.to] = through;
+      const ob::Cost through = objective_->combineCosts(c, e.cost);
+      if (objective_->isCostBetterThan(through, best[e.to])) {
+        best[e.to] = through;
         previous[e.to] = m;
         queue.emplace(through, e.to);
       }
@@ -251,25 +272,37 @@ ob::PlannerStatus BatchedPRM::solve(const ob::PlannerTerminationCondition& ptc) 
     OMPL_ERROR("%s: there are no valid initial states", getName().c_str());
     return ob::PlannerStatus::INVALID_START;
   }
-  if (!goal->couldSample()) {
+  if (goals_.empty() && !goal->couldSample()) {
     OMPL_ERROR("%s: insufficient states in sampleable goal region", getName().c_str());
+    return ob::PlannerStatus::INVALID_GOAL;
+  }
+  // At least one valid goal state before the roadmap grows (OMPL's PRM waits for one the same way).
+  if (goals_.empty())
+    if (const ob::State* g = pis_.nextGoal(ptc)) {
+      goals_.push_back(add_milestone(si_->cloneState(g)));
+      fresh.push_back(goals_.back());
+    }
+  if (goals_.empty()) {
+    OMPL_ERROR("%s: unable to find any valid goal states", getName().c_str());
     return ob::PlannerStatus::INVALID_GOAL;
   }
   if (!sampler_) sampler_ = si_->allocStateSampler();
   connect(fresh);
 
   std::vector<int> best;  // searched afresh on every call (a roadmap kept from an earlier call included)
+  ob::Cost best_cost = objective_->infiniteCost();
   best_cost_ = std::numeric_limits<double>::infinity();
   bool satisfied = false;
   std::size_t searched_at = 0;  // roadmap size at the last shortest-path search
   auto search = [&] {
-    double length = 0.0;
-    std::vector<int> path = shortest_path(&length);
+    ob::Cost cost;
+    std::vector<int> path = shortest_path(&cost);
     searched_at = milestones_.size();
-    if (path.empty() || !(length < best_cost_)) return;
+    if (path.empty() || (!best.empty() && !objective_->isCostBetterThan(cost, best_cost))) return;
     best = std::move(path);
-    best_cost_ = length;
-    satisfied = objective_->isSatisfied(ob::Cost(length));
+    best_cost = cost;
+    best_cost_ = cost.value();
+    satisfied = objective_->isSatisfied(cost);
   };
   while (!ptc && !satisfied) {
     // New goal states as OMPL's PRM takes them: one per round while the goal offers more.
@@ -294,7 +327,7 @@ ob::PlannerStatus BatchedPRM::solve(const ob::PlannerTerminationCondition& ptc) 
   for (const int m : best) path->append(milestones_[m]->state);
   ob::PlannerSolution solution(path);
   solution.setPlannerName(getName());
-  solution.setOptimized(objective_, ob::Cost(bestCost()), satisfied);
+  solution.setOptimized(objective_, best_cost, satisfied);
   pdef_->addSolutionPath(solution);
   return ob::PlannerStatus::EXACT_SOLUTION;
 }

@@ -186,7 +186,10 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
   Motion* approximate = nullptr;
   double approximate_distance = std::numeric_limits<double>::infinity();
 
-  while (!ptc && (max_samples_ == 0 || samples_ < max_samples_)) {
+  // As OMPL's RRTstar: until the termination condition, the sample limit, or a path whose cost meets
+  // the objective's threshold (none does by default: path length to be minimised for the whole time).
+  auto satisfied = [this] { return best_goal_ && objective_->isSatisfied(best_goal_->cost); };
+  while (!ptc && (max_samples_ == 0 || samples_ < max_samples_) && !satisfied()) {
     // 1. A batch of new states: sample, steer from the nearest tree motion, find the neighbours.
     // 2. Every candidate-parent edge of the batch in one check (one launch with ChainMotionValidator).
     const unsigned int count = max_samples_ ? std::min(batch_size_, max_samples_ - samples_) : batch_size_;

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <ompl/base/DiscreteMotionValidator.h>
 #include <ompl/base/PlannerData.h>
+#include <ompl/base/ProblemDefinition.h>
+#include <ompl/base/ScopedState.h>
 #include <ompl/base/objectives/PathLengthOptimizationObjective.h>
 #include <ompl/base/spaces/RealVectorStateSpace.h>
 #include <ompl/base/spaces/SO2StateSpace.h>
@@ -36,7 +38,7 @@ TEST(BatchedPRM, SolvesThePaperProblem) {
   auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
   auto planner = std::make_shared<ompl_cuda::BatchedPRM>(setup->getSpaceInformation());
   setup->setPlanner(planner);
-  EXPECT_EQ(setup->solve(3.0), ob::PlannerStatus::EXACT_SOLUTION);
+  EXPECT_EQ(setup->solve(5.0), ob::PlannerStatus::EXACT_SOLUTION);
   expect_path_valid(problem, *setup);
   EXPECT_NEAR(planner->bestCost(), setup->getSolutionPath().length(), 1e-9 * planner->bestCost());
   EXPECT_GT(planner->milestoneCount(), 100u);
@@ -95,41 +97,71 @@ TEST(BatchedPRM, RoadmapEdgesAreValidMotions) {
 }
 
 TEST(BatchedPRM, HonoursTerminationConditionAndCostThreshold) {
-  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  ompl::msg::setLogLevel(ompl::msg::LOG_ERROR);
   const auto problem = ompl_cuda::paper_problem();
   {
-    // Without a threshold it uses the whole time, as OMPL's PRM.
+    // Without an objective it stops at the first path, as OMPL's PRM, and leaves the problem
+    // definition without one.
     auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
     setup->setPlanner(std::make_shared<ompl_cuda::BatchedPRM>(setup->getSpaceInformation()));
     const auto t0 = std::chrono::steady_clock::now();
-    setup->solve(0.4);
+    EXPECT_EQ(setup->solve(30.0), ob::PlannerStatus::EXACT_SOLUTION);
+    EXPECT_LT(seconds_since(t0), 20.0);
+    EXPECT_FALSE(setup->getProblemDefinition()->hasOptimizationObjective());
+    expect_path_valid(problem, *setup);
+  }
+  {
+    // With a path-length objective whose threshold no path meets, it uses the whole time.
+    auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
+    setup->setOptimizationObjective(std::make_shared<ob::PathLengthOptimizationObjective>(setup->getSpaceInformation()));
+    setup->setPlanner(std::make_shared<ompl_cuda::BatchedPRM>(setup->getSpaceInformation()));
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(setup->solve(0.4), ob::PlannerStatus::EXACT_SOLUTION);
     const double seconds = seconds_since(t0);
     EXPECT_GT(seconds, 0.39);
     EXPECT_LT(seconds, 2.0);
   }
   {
-    // With one that any path meets it stops at the first path.
-    auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
-    auto objective = std::make_shared<ob::PathLengthOptimizationObjective>(setup->getSpaceInformation());
-    objective->setCostThreshold(ob::Cost(1e9));
-    setup->setOptimizationObjective(objective);
-    setup->setPlanner(std::make_shared<ompl_cuda::BatchedPRM>(setup->getSpaceInformation()));
-    const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_EQ(setup->solve(30.0), ob::PlannerStatus::EXACT_SOLUTION);
-    EXPECT_LT(seconds_since(t0), 20.0);
-    expect_path_valid(problem, *setup);
-  }
-  {
-    // A goal inside an obstacle: no path, and the planner says so when the time is up.
+    // A goal inside an obstacle: no valid goal state, said at once, as OMPL's PRM says it.
     auto blocked = problem;
     blocked.workspace.rectangles.push_back({-9.2, 1.0, -8.6, 1.5});  // around the goal's tip (-8.91, 1.26)
     auto setup = ompl_cuda::make_simple_setup(blocked, test_backend());
     setup->setPlanner(std::make_shared<ompl_cuda::BatchedPRM>(setup->getSpaceInformation()));
     const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_NE(setup->solve(0.3), ob::PlannerStatus::EXACT_SOLUTION);
+    EXPECT_EQ(setup->solve(0.3), ob::PlannerStatus::INVALID_GOAL);
     EXPECT_LT(seconds_since(t0), 2.0);
     EXPECT_FALSE(setup->haveExactSolutionPath());
   }
+}
+
+// A second query on the same roadmap: the answer goes from the new start to the new goal.
+TEST(BatchedPRM, AnswersANewQueryOnTheSameRoadmap) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  const auto problem = ompl_cuda::paper_problem();
+  auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
+  auto planner = std::make_shared<ompl_cuda::BatchedPRM>(setup->getSpaceInformation());
+  setup->setPlanner(planner);
+  ASSERT_EQ(setup->solve(5.0), ob::PlannerStatus::EXACT_SOLUTION);
+  const std::size_t roadmap = planner->milestoneCount();
+
+  const ob::SpaceInformationPtr& si = setup->getSpaceInformation();
+  auto reverse = std::make_shared<ob::ProblemDefinition>(si);
+  ob::ScopedState<> start(si->getStateSpace()), goal(si->getStateSpace());
+  start = problem.goal;
+  goal = problem.start;
+  reverse->setStartAndGoalStates(start, goal, 1e-3);
+  planner->setProblemDefinition(reverse);
+  ASSERT_EQ(planner->solve(ob::timedPlannerTerminationCondition(5.0)), ob::PlannerStatus::EXACT_SOLUTION);
+  EXPECT_GE(planner->milestoneCount(), roadmap);  // the roadmap was kept
+  const auto path = reverse->getSolutionPath();
+  ASSERT_TRUE(path);
+  const auto& geometric = static_cast<const ompl::geometric::PathGeometric&>(*path);
+  EXPECT_LT(si->distance(geometric.getState(0), start.get()), 1e-9);
+  EXPECT_TRUE(reverse->getGoal()->isSatisfied(geometric.getState(geometric.getStateCount() - 1)));
+  ob::PlannerData data(si);
+  planner->getPlannerData(data);
+  EXPECT_EQ(data.numStartVertices(), 1u);
+  EXPECT_EQ(data.numGoalVertices(), 1u);
 }
 
 TEST(BatchedPRM, RunsInOmplBenchmark) {

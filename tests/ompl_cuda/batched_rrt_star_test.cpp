@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <ompl/base/PlannerData.h>
+#include <ompl/base/objectives/PathLengthOptimizationObjective.h>
 #include <ompl/util/Console.h>
 
 #include <ompl/base/spaces/RealVectorStateSpace.h>
@@ -66,6 +67,20 @@ TEST(BatchedRRTstar, HonoursTerminationConditionAndSampleLimit) {
   EXPECT_GT(data.numVertices(), 10u);
   EXPECT_GT(data.numEdges(), 9u);
   EXPECT_EQ(data.numStartVertices(), 1u);
+}
+
+TEST(BatchedRRTstar, StopsAtAPathThatMeetsTheCostThreshold) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  const auto problem = ompl_cuda::paper_problem();
+  auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
+  auto objective = std::make_shared<ob::PathLengthOptimizationObjective>(setup->getSpaceInformation());
+  objective->setCostThreshold(ob::Cost(1e9));
+  setup->setOptimizationObjective(objective);
+  setup->setPlanner(std::make_shared<ompl_cuda::BatchedRRTstar>(setup->getSpaceInformation()));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(setup->solve(30.0), ob::PlannerStatus::EXACT_SOLUTION);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+  expect_path_valid(problem, *setup);
 }
 
 TEST(BatchedRRTstar, RunsInOmplBenchmark) {

@@ -7,11 +7,15 @@
 // by one (works, just slower).
 //
 // Like OMPL's PRM it connects each new milestone to its k nearest milestones (default 10) whose edge is
-// valid, keeps the connected components, and answers with the shortest roadmap path (Dijkstra) between
-// a start and a goal state once they share a component. It keeps growing the roadmap, and the path
-// improves, until the PlannerTerminationCondition fires or the path's cost satisfies the optimization
-// objective (OMPL's PRM does the same: with the default path-length objective it uses the whole time;
-// set a cost threshold to stop at the first good enough path). Nearest neighbours are searched on the
+// valid, keeps the connected components, and answers with the cheapest roadmap path (Dijkstra with the
+// objective's cost operations) between a start and a goal state once they share a component. As OMPL's
+// PRM: without an optimization objective in the problem definition it stops at the first path (its
+// own path-length objective, with an infinite cost threshold, is not stored in the problem
+// definition); with one, it keeps growing the roadmap, and the path improves, until the cost meets the
+// objective's threshold or the PlannerTerminationCondition fires (checked between batches). It waits
+// for a valid goal state before it starts (INVALID_GOAL if none comes). The roadmap is kept across
+// queries: a new problem definition (or clearQuery()) replaces only the start and goal states, as
+// PRM's multi-query use expects; clear() forgets the roadmap. Nearest neighbours are searched on the
 // motion validator's backend for RealVectorStateSpace and compounds of SO2StateSpace, with OMPL's
 // default structure otherwise. Fills PlannerData (edges both ways, as PRM); works in SimpleSetup and
 // ompl::tools::Benchmark. Parameters: batch_size, max_nearest_neighbors.
@@ -20,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include <ompl/base/Cost.h>
 #include <ompl/base/Planner.h>
 #include <ompl/datastructures/NearestNeighbors.h>
 
@@ -38,6 +43,9 @@ class BatchedPRM : public ompl::base::Planner {
   ompl::base::PlannerStatus solve(const ompl::base::PlannerTerminationCondition& ptc) override;
   // Forgets the roadmap (as OMPL's PRM::clear does).
   void clear() override;
+  // Forgets the start and goal states only; the roadmap stays for the next query (as PRM::clearQuery).
+  void clearQuery();
+  void setProblemDefinition(const ompl::base::ProblemDefinitionPtr& pdef) override;
   void setup() override;
   void getPlannerData(ompl::base::PlannerData& data) const override;
 
@@ -57,7 +65,7 @@ class BatchedPRM : public ompl::base::Planner {
   struct Milestone;
   struct Edge {
     int to;
-    double length;
+    ompl::base::Cost cost;
   };
   void free_memory();
   int add_milestone(ompl::base::State* state);  // takes ownership; returns its index
@@ -67,8 +75,8 @@ class BatchedPRM : public ompl::base::Planner {
   // milestones it added.
   std::size_t grow(unsigned int samples);
   void connect(const std::vector<int>& fresh);
-  // The shortest roadmap path from a start to a goal milestone (empty if none), and its length.
-  std::vector<int> shortest_path(double* length) const;
+  // The cheapest roadmap path from a start to a goal milestone (empty if none), and its cost.
+  std::vector<int> shortest_path(ompl::base::Cost* cost) const;
 
   std::vector<std::unique_ptr<Milestone>> milestones_;  // milestone i is point i of the neighbour search
   std::vector<int> component_parent_;                   // union-find over milestones

@@ -1,5 +1,6 @@
 #include "chain_state_layout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -69,6 +70,13 @@ ChainStateLayout::ChainStateLayout(const ompl::base::SpaceInformationPtr& si, in
     if (!std::isfinite(low_[i]) || !std::isfinite(high_[i]) || !(low_[i] <= high_[i]))
       throw linalg_cuda::InvalidArgument("ChainValidityChecker: the bounds of joint " + std::to_string(i) +
                                          " are not a finite interval");
+  // A RealVectorStateSpace's bounds are all [0, 0] until set; the checker copies them when it is
+  // built, so building it first would make every state with a non-zero joint invalid.
+  if (std::all_of(low_.begin(), low_.end(), [](double v) { return v == 0.0; }) &&
+      std::all_of(high_.begin(), high_.end(), [](double v) { return v == 0.0; }))
+    throw linalg_cuda::InvalidArgument("ChainValidityChecker: the state space's bounds are [0, 0] for every joint "
+                                       "(not set yet?); call setBounds (e.g. setBounds(-pi, pi)) before "
+                                       "constructing the checker");
 }
 
 void ChainStateLayout::read(const ompl::base::State* state, double* out) const {

@@ -164,6 +164,8 @@ TEST(ChainValidityChecker, BadInputThrowsOrIsInvalid) {
   empty_rect.rectangles = {{1.0, 1.0, 0.5, 2.0}};
   EXPECT_THROW(ChainValidityChecker(chain_test::real_vector_space(3), chain, empty_rect, Backend::Cpu),
                linalg_cuda::InvalidArgument);
+  auto unbounded = std::make_shared<ob::SpaceInformation>(std::make_shared<ob::RealVectorStateSpace>(3));  // bounds not set
+  EXPECT_THROW(ChainValidityChecker(unbounded, chain, {}, Backend::Cpu), linalg_cuda::InvalidArgument);
   PlanarChain zero = chain;
   zero.link_lengths[1] = 0.0;
   EXPECT_THROW(ChainValidityChecker(chain_test::real_vector_space(3), zero, {}, Backend::Cpu),
@@ -241,6 +243,14 @@ TEST(ChainMotionValidator, SameAsDiscreteMotionValidatorOnTheHornCpu) {
                                     ompl_cuda::horn_environment(8), Backend::Cpu, M_PI);
 }
 
+// The space OMPL's KinematicChain demo plans in (wrapping interpolate, its own distance and so its own
+// segment counts), with the demo's horn and self-collision.
+TEST(ChainMotionValidator, SameAsDiscreteMotionValidatorOnTheDemoSpaceCpu) {
+  expect_same_as_discrete_validator(chain_test::kinematic_chain_space(8, 1.0 / 8), 8,
+                                    PlanarChain::uniform(8, 1.0 / 8, true), ompl_cuda::horn_environment(8),
+                                    Backend::Cpu, M_PI);
+}
+
 TEST(ChainMotionValidator, GpuSameAsDiscreteMotionValidator) {
   REQUIRE_CUDA_DEVICE();
   expect_same_as_discrete_validator(chain_test::real_vector_space(9), 9, PlanarChain::uniform(9, 1.0),
@@ -249,6 +259,9 @@ TEST(ChainMotionValidator, GpuSameAsDiscreteMotionValidator) {
                                     chain_test::four_rectangles(), Backend::Cuda, M_PI);
   expect_same_as_discrete_validator(chain_test::real_vector_space(8), 8, PlanarChain::uniform(8, 1.0 / 8, true),
                                     ompl_cuda::horn_environment(8), Backend::Cuda, M_PI);
+  expect_same_as_discrete_validator(chain_test::kinematic_chain_space(8, 1.0 / 8), 8,
+                                    PlanarChain::uniform(8, 1.0 / 8, true), ompl_cuda::horn_environment(8),
+                                    Backend::Cuda, M_PI);
 }
 
 TEST(ChainMotionValidator, CountsAreThreadSafe) {

@@ -55,14 +55,20 @@ void BatchedPRM::setup() {
           [this](int a, int b) { return si_->distance(milestones_[a]->state, milestones_[b]->state); });
     }
   }
-  if (pdef_) {
-    if (pdef_->hasOptimizationObjective()) {
-      objective_ = pdef_->getOptimizationObjective();
-    } else {  // as OMPL's PRM: path length, any path good enough, and the problem definition left as is
-      objective_ = std::make_shared<ob::PathLengthOptimizationObjective>(si_);
-      objective_->setCostThreshold(objective_->infiniteCost());
-    }
+  if (pdef_) choose_objective();
+}
+
+// The current problem definition's objective or, where it has none, OMPL PRM's default: path length
+// with an infinite cost threshold (the first path is good enough), not stored in the problem
+// definition. Chosen again on every solve(), as a new query may bring its own. (Roadmap edges keep the
+// costs they were given when they were added, as in OMPL's PRM.)
+void BatchedPRM::choose_objective() {
+  if (pdef_->hasOptimizationObjective()) {
+    objective_ = pdef_->getOptimizationObjective();
+    return;
   }
+  objective_ = std::make_shared<ob::PathLengthOptimizationObjective>(si_);
+  objective_->setCostThreshold(objective_->infiniteCost());
 }
 
 void BatchedPRM::setProblemDefinition(const ob::ProblemDefinitionPtr& pdef) {
@@ -258,6 +264,7 @@ std::vector<int> BatchedPRM::shortest_path(ob::Cost* cost) const {
 
 ob::PlannerStatus BatchedPRM::solve(const ob::PlannerTerminationCondition& ptc) {
   checkValidity();
+  choose_objective();
   auto* goal = dynamic_cast<ob::GoalSampleableRegion*>(pdef_->getGoal().get());
   if (!goal) {
     OMPL_ERROR("%s: unknown type of goal (a GoalSampleableRegion is needed)", getName().c_str());

@@ -68,6 +68,7 @@ class BatchedPRM : public ompl::base::Planner {
     ompl::base::Cost cost;
   };
   void free_memory();
+  void choose_objective();
   int add_milestone(ompl::base::State* state);  // takes ownership; returns its index
   int find_root(int m);
   void unite(int a, int b);

@@ -8,7 +8,7 @@
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "linalg_cuda/cuda_check.h"
-#include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/cuda_stream.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/errors.h"
 
@@ -86,6 +86,7 @@ __global__ void first_k_kernel(const int* __restrict__ sorted, int n, int k, int
 struct BatchNearestNeighbors::Device {
   linalg_cuda::DeviceBuffer points, weights, queries, keys, keys_sorted, indices, indices_sorted, offsets, scratch,
       results;
+  linalg_cuda::CudaStream stream;  // its own: the planner may run on any thread
   std::size_t synced = 0;    // points already on the device
   std::size_t capacity = 0;  // points the device buffer holds
   MetricView view{};
@@ -104,8 +105,9 @@ BatchNearestNeighbors::BatchNearestNeighbors(MetricKind kind, int dimension, std
   device_->view = view_;
   if (!weights_.empty()) {
     device_->weights.reserve(weights_.size() * sizeof(double));
-    LINALG_CUDA_CHECK(cudaMemcpy(device_->weights.data(), weights_.data(), weights_.size() * sizeof(double),
-                                 cudaMemcpyHostToDevice));
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->weights.data(), weights_.data(), weights_.size() * sizeof(double),
+                                      cudaMemcpyHostToDevice, device_->stream.get()));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(device_->stream.get()));
     device_->view.weights = device_->weights.as<double>();
   }
 }
@@ -122,7 +124,7 @@ void BatchNearestNeighbors::clear() {
 void BatchNearestNeighbors::sync_device() {
   Device& dev = *device_;
   const std::size_t n = size(), row = view_.dimension * sizeof(double);
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  const cudaStream_t stream = device_->stream.get();
   if (n > dev.capacity) {  // grow (geometrically) and send everything again: reserve() keeps nothing
     dev.capacity = std::max<std::size_t>({n, 2 * dev.capacity, 1024});
     dev.points.reserve(dev.capacity * row);
@@ -162,7 +164,7 @@ void BatchNearestNeighbors::nearest(const double* queries, std::size_t count, st
   }
   sync_device();
   Device& dev = *device_;
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  const cudaStream_t stream = device_->stream.get();
   dev.queries.reserve(count * d * sizeof(double));
   dev.results.reserve(count * sizeof(int));
   LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.queries.data(), queries, count * d * sizeof(double), cudaMemcpyHostToDevice,
@@ -210,7 +212,7 @@ int BatchNearestNeighbors::nearest_k(const double* queries, std::size_t count, i
   sync_device();
   Device& dev = *device_;
   const int d = view_.dimension;
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  const cudaStream_t stream = device_->stream.get();
   // Queries per pass: as many as keep the keys of the pass under kMaxPairsPerPass (at least one).
   const std::size_t per_pass = std::max<std::size_t>(1, std::min(count, kMaxPairsPerPass / n));
   const std::size_t pairs = per_pass * n;

@@ -6,7 +6,8 @@
 // all CPU cores (the reference). Both rank by (key, index): the same neighbours, in the same order.
 //
 // Points are appended (the tree only grows) and kept on the host; the GPU copy is brought up to date
-// at the next query. Device memory grows with the tree and the batch, and is reused across calls.
+// at the next query. Device memory grows with the tree and the batch, and is reused across calls; the
+// stream is the search's own, made once.
 #include <cstddef>
 #include <memory>
 #include <vector>

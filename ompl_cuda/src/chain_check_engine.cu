@@ -4,7 +4,6 @@
 #include <string>
 
 #include "linalg_cuda/cuda_check.h"
-#include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/cuda_stream.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/errors.h"
@@ -170,6 +169,7 @@ struct ChainCheckEngine::Device {
   linalg_cuda::DeviceBuffer inputs, outputs;
   linalg_cuda::DeviceBuffer next_motion;  // per chunk of a batch: the motion counter of its kernel
   linalg_cuda::PinnedBuffer staging;
+  linalg_cuda::CudaStream work;         // the engine's kernels and downloads (its own: calls come from any thread)
   linalg_cuda::CudaStream copies;       // uploads of motion chunks, beside the kernels
   linalg_cuda::CudaEvent chunk_copied;
   DeviceViews views{};
@@ -200,7 +200,7 @@ ChainCheckEngine::ChainCheckEngine(const PlanarChain& chain, const Workspace2D& 
   constants.insert(constants.end(), low_.begin(), low_.end());
   constants.insert(constants.end(), high_.begin(), high_.end());
   device_->constants.reserve(constants.size() * sizeof(double));
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  const cudaStream_t stream = device_->work.get();
   LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->constants.data(), constants.data(), constants.size() * sizeof(double),
                                     cudaMemcpyHostToDevice, stream));
   std::vector<int> grid_lists(grid_.cell_start);
@@ -244,8 +244,10 @@ ChainCheckEngine::ChainCheckEngine(const PlanarChain& chain, const Workspace2D& 
   int per_sm = 0;
   LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, check_motions_kernel, kThreads,
                                                                   device_->shared_motions));
-  device_->motion_blocks =
-      static_cast<unsigned>(std::max(1, per_sm)) * linalg_cuda::thread_context().device_properties().multiProcessorCount;
+  int device = 0, multiprocessors = 0;
+  LINALG_CUDA_CHECK(cudaGetDevice(&device));
+  LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  device_->motion_blocks = static_cast<unsigned>(std::max(1, per_sm)) * static_cast<unsigned>(multiprocessors);
 }
 
 ChainCheckEngine::~ChainCheckEngine() = default;
@@ -277,7 +279,7 @@ void ChainCheckEngine::check_states(const double* q, std::size_t count, char* va
     return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  const cudaStream_t stream = device_->work.get();
   const std::size_t bytes = count * d * sizeof(double);
   device_->inputs.reserve(bytes);
   device_->outputs.reserve(count);
@@ -318,7 +320,7 @@ ChainCheckEngine::MotionStaging ChainCheckEngine::stage_motions(std::size_t coun
   const std::size_t chunks = (count + motion_chunk(count) - 1) / motion_chunk(count);
   device_->next_motion.reserve(chunks * sizeof(int));
   LINALG_CUDA_CHECK(cudaMemsetAsync(device_->next_motion.data(), 0, chunks * sizeof(int),
-                                    linalg_cuda::thread_context().stream()));
+                                    device_->work.get()));
   double* base = device_->staging.as<double>();
   int* segments = reinterpret_cast<int*>(base + 2 * values);
   return {base, base + values, segments, segments + count};
@@ -335,7 +337,7 @@ void ChainCheckEngine::check_staged_motions(std::size_t first, std::size_t n, st
   // measured 3x slower: small reads over PCIe are latency-bound), on the copy stream, so that it runs
   // while the previous chunk's kernel does; the host fills the next chunk meanwhile. The answers
   // come back chunk by chunk behind each kernel.
-  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  const cudaStream_t stream = device_->work.get();
   const cudaStream_t copies = device_->copies.get();
   unsigned char* device_base = device_->inputs.as<unsigned char>();
   const unsigned char* host_base = device_->staging.as<unsigned char>();
@@ -362,13 +364,13 @@ void ChainCheckEngine::check_staged_motions(std::size_t first, std::size_t n, st
 
 void ChainCheckEngine::finish_staged_motions() {
   if (backend_ == linalg_cuda::Backend::Cuda)
-    LINALG_CUDA_CHECK(cudaStreamSynchronize(linalg_cuda::thread_context().stream()));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(device_->work.get()));
 }
 
 void ChainCheckEngine::abandon_staged_motions() noexcept {
   if (backend_ != linalg_cuda::Backend::Cuda) return;
   cudaStreamSynchronize(device_->copies.get());
-  cudaStreamSynchronize(linalg_cuda::thread_context().stream());
+  cudaStreamSynchronize(device_->work.get());
 }
 
 }  // namespace ompl_cuda::detail

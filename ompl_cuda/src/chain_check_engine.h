@@ -1,8 +1,9 @@
 #pragma once
 // The batched validity and motion checks behind ChainValidityChecker and ChainMotionValidator, on the
-// CPU reference or the GPU. Device memory (chain, obstacles, bounds, scratch) is allocated once per
-// engine and grown when a batch is larger than any before; calls are serialised by a mutex, so OMPL's
-// multi-threaded planners may share a checker.
+// CPU reference or the GPU. Device memory (chain, obstacles, bounds, scratch), pinned staging and the
+// two streams (kernels, uploads) belong to the engine: made once, scratch grown when a batch is larger
+// than any before, whatever thread calls (OMPL's Benchmark runs each plan on a new thread). Calls are
+// serialised by a mutex, so OMPL's multi-threaded planners may share a checker.
 #include <algorithm>
 #include <cstdint>
 #include <memory>

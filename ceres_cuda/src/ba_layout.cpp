@@ -5,6 +5,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
 #include <limits>
 #include <string>
 #include <typeinfo>
@@ -32,6 +34,15 @@ std::string options_reason(const ceres::Solver::Options& o) {
   if (o.use_mixed_precision_solves) return "use_mixed_precision_solves is set";
   if (o.dynamic_sparsity) return "dynamic_sparsity is set";
   return "";
+}
+
+constexpr int kNotUsed = INT_MAX;
+
+// target = min(target, value), atomically (an integer minimum: the result does not depend on the order).
+void store_minimum(std::atomic<int>& target, int value) {
+  int current = target.load(std::memory_order_relaxed);
+  while (value < current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
 }
 
 bool has_bounds(const ceres::Problem& problem, double* block, int size) {
@@ -114,45 +125,70 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   for (const std::string& reason : thread_reason)
     if (!reason.empty()) return reason;
 
-  // Number the blocks in order of first use. The hash map is built once over the problem's blocks and
-  // then only read (on all threads); the first-use numbering is a sequential pass over arrays.
+  // Number the blocks in order of first use, on all threads. The hash map is built once over the
+  // problem's blocks and then only read; each block's first residual is an integer minimum (the same
+  // whatever order the threads take); only the ranking is a sequential pass, over one byte per residual.
   std::vector<double*> all_blocks;
   problem->GetParameterBlocks(&all_blocks);
   std::unordered_map<const double*, int> block_index;
   block_index.reserve(all_blocks.size() * 2);
   for (int b = 0; b < static_cast<int>(all_blocks.size()); ++b) block_index.emplace(all_blocks[b], b);
+  const long blocks = static_cast<long>(all_blocks.size());
   std::vector<int> camera_block(count), point_block(count);
-#pragma omp parallel for schedule(static)
-  for (long r = 0; r < count; ++r) {
-    camera_block[r] = block_index.find(seen[r].camera)->second;
-    point_block[r] = block_index.find(seen[r].point)->second;
+  std::vector<std::atomic<int>> first_as_camera(blocks), first_as_point(blocks);
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (long b = 0; b < blocks; ++b) {
+      first_as_camera[b].store(kNotUsed, std::memory_order_relaxed);
+      first_as_point[b].store(kNotUsed, std::memory_order_relaxed);
+    }
+#pragma omp for schedule(static)
+    for (long r = 0; r < count; ++r) {
+      camera_block[r] = block_index.find(seen[r].camera)->second;
+      point_block[r] = block_index.find(seen[r].point)->second;
+      store_minimum(first_as_camera[camera_block[r]], static_cast<int>(r));
+      store_minimum(first_as_point[point_block[r]], static_cast<int>(r));
+    }
   }
-  std::vector<int> camera_of(all_blocks.size(), -1), point_of(all_blocks.size(), -1);
-  std::vector<double*> cameras, points;
-  std::vector<BaResidual> residuals(count);
   layout->camera_size = seen[0].cost->parameter_block_sizes()[1 - seen[0].point_slot];
   const int residual_size = seen[0].cost->num_residuals();
+  std::vector<unsigned char> first_use(count);  // bit 0: first use of its camera, bit 1: of its point
+  long other_camera_size = 0, other_residual_size = 0;
+#pragma omp parallel for schedule(static) reduction(+ : other_camera_size, other_residual_size)
   for (long r = 0; r < count; ++r) {
     const Seen& x = seen[r];
-    if (x.cost->parameter_block_sizes()[1 - x.point_slot] != layout->camera_size) return "camera blocks of different sizes";
-    if (x.cost->num_residuals() != residual_size) return "residual blocks of different sizes";
-    int& c = camera_of[camera_block[r]];
-    if (c < 0) {
-      c = static_cast<int>(cameras.size());
-      cameras.push_back(x.camera);
-    }
-    int& p = point_of[point_block[r]];
-    if (p < 0) {
-      p = static_cast<int>(points.size());
-      points.push_back(x.point);
-    }
-    residuals[r] = {residual_ids[r], x.cost, nullptr, c, p, x.point_slot == 1};
+    other_camera_size += x.cost->parameter_block_sizes()[1 - x.point_slot] != layout->camera_size;
+    other_residual_size += x.cost->num_residuals() != residual_size;
+    first_use[r] = (first_as_camera[camera_block[r]].load(std::memory_order_relaxed) == r ? 1 : 0) |
+                   (first_as_point[point_block[r]].load(std::memory_order_relaxed) == r ? 2 : 0);
   }
-  for (std::size_t b = 0; b < all_blocks.size(); ++b)
-    if (camera_of[b] >= 0 && point_of[b] >= 0) return "a parameter block is used both as camera and as point";
-  layout->residual_size = residual_size;
+  if (other_camera_size > 0) return "camera blocks of different sizes";
+  if (other_residual_size > 0) return "residual blocks of different sizes";
+  long both_roles = 0;
+#pragma omp parallel for schedule(static) reduction(+ : both_roles)
+  for (long b = 0; b < blocks; ++b)
+    both_roles += first_as_camera[b].load(std::memory_order_relaxed) != kNotUsed &&
+                  first_as_point[b].load(std::memory_order_relaxed) != kNotUsed;
+  if (both_roles > 0) return "a parameter block is used both as camera and as point";
+  std::vector<int> camera_of(blocks, -1), point_of(blocks, -1);
+  std::vector<double*> cameras, points;
+  for (long r = 0; r < count; ++r) {
+    if (first_use[r] & 1) {
+      camera_of[camera_block[r]] = static_cast<int>(cameras.size());
+      cameras.push_back(seen[r].camera);
+    }
+    if (first_use[r] & 2) {
+      point_of[point_block[r]] = static_cast<int>(points.size());
+      points.push_back(seen[r].point);
+    }
+  }
+  std::vector<BaResidual> residuals(count);
 #pragma omp parallel for schedule(static)
-  for (long r = 0; r < count; ++r) residuals[r].loss = problem->GetLossFunctionForResidualBlock(residual_ids[r]);
+  for (long r = 0; r < count; ++r)
+    residuals[r] = {residual_ids[r], seen[r].cost, problem->GetLossFunctionForResidualBlock(residual_ids[r]),
+                    camera_of[camera_block[r]], point_of[point_block[r]], seen[r].point_slot == 1};
+  layout->residual_size = residual_size;
 
   // Manifolds, bounds and constancy of every block (in parallel: one map lookup per query).
   auto inspect = [&](const std::vector<double*>& blocks, int size, std::vector<char>* constant) {
@@ -187,16 +223,43 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   const std::vector<int> camera_index = partition(cameras, camera_constant, &layout->cameras, &layout->variable_cameras);
   const std::vector<int> point_index = partition(points, point_constant, &layout->points, &layout->variable_points);
   // Residuals camera by camera (a counting sort, stable: problem order within a camera), so that the
-  // GPU's per-camera sums read each camera's Jacobian blocks as one contiguous run.
-  std::vector<long> start(layout->cameras.size() + 1, 0);
-  for (BaResidual& r : residuals) {
-    r.camera = camera_index[r.camera];
-    r.point = point_index[r.point];
-    ++start[r.camera + 1];
-  }
-  for (std::size_t c = 0; c + 1 < start.size(); ++c) start[c + 1] += start[c];
+  // GPU's per-camera sums read each camera's Jacobian blocks as one contiguous run. On all threads:
+  // each counts its own run of residuals per camera, the runs' offsets go camera by camera and, within
+  // a camera, thread by thread (so problem order is kept), then each thread places its run.
+  const std::size_t camera_count = layout->cameras.size();
   std::vector<BaResidual> sorted(count);
-  for (const BaResidual& r : residuals) sorted[start[r.camera]++] = r;
+  std::vector<long> offsets;
+  int team = 1;
+#pragma omp parallel
+  {
+#pragma omp single
+    {
+      team = omp_get_num_threads();
+      offsets.assign(static_cast<std::size_t>(team) * camera_count, 0);
+    }
+    const int t = omp_get_thread_num();
+    const long begin = count * t / team, end = count * (t + 1) / team;
+    long* mine = offsets.data() + static_cast<std::size_t>(t) * camera_count;
+    for (long r = begin; r < end; ++r) {
+      BaResidual& x = residuals[r];
+      x.camera = camera_index[x.camera];
+      x.point = point_index[x.point];
+      ++mine[x.camera];
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+      long running = 0;
+      for (std::size_t c = 0; c < camera_count; ++c)
+        for (int u = 0; u < team; ++u) {
+          long& slot = offsets[static_cast<std::size_t>(u) * camera_count + c];
+          const long n = slot;
+          slot = running;
+          running += n;
+        }
+    }
+    for (long r = begin; r < end; ++r) sorted[mine[residuals[r].camera]++] = residuals[r];
+  }
   residuals = std::vector<BaResidual>();
   // Residuals of constant cameras come last; those whose point is constant too only add fixed cost.
   long variable = count;
@@ -215,20 +278,23 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   layout->num_residuals = problem->NumResiduals();
 
   // The fast path: SnavelyReprojectionError everywhere (camera first), one built-in loss or none.
-  layout->snavely = true;
-  const ceres::LossFunction* shared_loss = layout->residuals.front().loss;
-  for (const BaResidual& r : layout->residuals)
-    if (typeid(*r.cost) != typeid(SnavelyReprojectionError) || !r.camera_first || r.loss != shared_loss) {
-      layout->snavely = false;
-      break;
-    }
-  if (layout->snavely && !recognise_builtin_loss(shared_loss, &layout->loss)) layout->snavely = false;
+  const std::vector<BaResidual>& kept_residuals = layout->residuals;
+  const long kept_count = static_cast<long>(kept_residuals.size());
+  const ceres::LossFunction* shared_loss = kept_residuals.front().loss;
+  long other = 0;
+#pragma omp parallel for schedule(static) reduction(+ : other)
+  for (long r = 0; r < kept_count; ++r) {
+    const BaResidual& x = kept_residuals[r];
+    other += typeid(*x.cost) != typeid(SnavelyReprojectionError) || !x.camera_first || x.loss != shared_loss;
+  }
+  layout->snavely = other == 0 && recognise_builtin_loss(shared_loss, &layout->loss);
   if (layout->snavely) {
-    layout->observations.reserve(2 * layout->residuals.size());
-    for (const BaResidual& r : layout->residuals) {
-      const auto* s = static_cast<const SnavelyReprojectionError*>(r.cost);
-      layout->observations.push_back(s->observed_x());
-      layout->observations.push_back(s->observed_y());
+    layout->observations.resize(2 * kept_residuals.size());
+#pragma omp parallel for schedule(static)
+    for (long r = 0; r < kept_count; ++r) {
+      const auto* cost = static_cast<const SnavelyReprojectionError*>(kept_residuals[r].cost);
+      layout->observations[2 * r] = cost->observed_x();
+      layout->observations[2 * r + 1] = cost->observed_y();
     }
   }
   return "";

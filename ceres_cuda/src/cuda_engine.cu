@@ -444,71 +444,219 @@ __global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double
   }
 }
 
-// ---- the Schur product S x in three passes, each reading its blocks in storage order:
-// u_i = F_i x_c per residual (camera order), then per point w_p = V_p^-1 sum E_i' u_i and t_i = E_i w_p
-// (E in point order), then per camera y_c = sum F_i'(u_i - t_i) + D_c^2 x_c. u and t keep a residual's
-// m values together (the point pass reaches residuals out of order: one load each).
-__global__ void __launch_bounds__(kThreads) camera_product_kernel(Shape s, const double* __restrict__ F,
-                                                                  const double* __restrict__ x, double* __restrict__ u) {
-  for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads)
-    for (int a = 0; a < s.m; ++a) u[static_cast<std::size_t>(i) * s.m + a] = camera_term(s, F, i, a, x);
+// ---- the Schur product S x = (U + D^2) x - W V^-1 W' x in two passes, each streaming its blocks in
+// storage order:
+//  1. the point pass, over the residuals in point order (a copy of F and E in that order, refreshed
+//     after every Jacobian): u_q = F_q x_c, per point w_p = V_p^-1 sum E_q' u_q, and v_q = u_q - E_q w_p,
+//     written in point order. A warp takes a tile: whole points of at most 32 residuals together (one
+//     lane per residual, the per-point sums a segmented shuffle scan), or one larger point in rounds
+//     of 32 residuals;
+//  2. the camera pass, over the residuals in camera order: y_c = sum F_i' v_i + D_c^2 x_c, v_i read
+//     from the residual's point-order slot (u_i itself for a residual whose point is constant).
+// Every residual's camera and point blocks are read once per pass, coalesced (entry k of every block
+// contiguous); the only scattered accesses are the m values of v per residual and the small x.
+constexpr int kTileResiduals = 32;
+
+// Point-order index of the Schur product's point pass (built once per engine, on the host).
+struct PointOrder {
+  std::vector<int> tile_start;   // tiles of the point-order residual slots (see above)
+  std::vector<int> slot_point;   // per slot: its variable point
+  std::vector<int> slot_camera;  // per slot: its residual's variable camera or -1
+  std::vector<int> residual_slot;  // per residual: its slot, or -1 when its point is constant
+};
+
+PointOrder make_point_order(const BaIndex& index) {
+  PointOrder o;
+  const std::vector<int>& start = index.point_start;
+  const int slots = start.back();
+  o.slot_point.resize(slots);
+  o.slot_camera.resize(slots);
+  o.residual_slot.assign(index.residuals, -1);
+  o.tile_start.push_back(0);
+  int open = 0;  // slots in the tile being filled, which begins at tile_start.back()
+  for (int p = 0; p < index.points; ++p) {
+    const int n = start[p + 1] - start[p];
+    for (int q = start[p]; q < start[p + 1]; ++q) {
+      const int i = index.point_residuals[q];
+      o.slot_point[q] = p;
+      o.slot_camera[q] = index.camera_of[i];
+      o.residual_slot[i] = q;
+    }
+    if (n > kTileResiduals) {  // a tile of its own
+      if (open > 0) o.tile_start.push_back(start[p]);
+      o.tile_start.push_back(start[p + 1]);
+      open = 0;
+    } else if (open + n > kTileResiduals) {
+      o.tile_start.push_back(start[p]);
+      open = n;
+    } else {
+      open += n;
+    }
+  }
+  if (open > 0) o.tile_start.push_back(slots);
+  return o;
 }
 
-__global__ void __launch_bounds__(kThreads) point_schur_kernel(Shape s, const double* __restrict__ E_by_point,
-                                                               const double* __restrict__ Vinv,
-                                                               const double* __restrict__ u, double* __restrict__ t_out) {
-  const int width = 3 * s.m;
-  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
-    const int begin = s.point_start[p], end = s.point_start[p + 1];
-    double g0 = 0, g1 = 0, g2 = 0;
-    for (int q = begin; q < end; ++q) {
-      const int i = s.point_residuals[q];
-      const double* e = E_by_point + static_cast<std::size_t>(q) * width;  // this residual's E, contiguous
-      for (int a = 0; a < s.m; ++a) {
-        const double v = u[static_cast<std::size_t>(i) * s.m + a];
-        g0 += e[3 * a] * v;
-        g1 += e[3 * a + 1] * v;
-        g2 += e[3 * a + 2] * v;
+// Arguments of the point pass, by value.
+struct PointPass {
+  int slots;                  // residuals with a variable point, in point order
+  const int* tile_start;
+  const int* slot_point;
+  const int* slot_camera;
+  const double* F;            // point order, entry k of slot q at k * slots + q
+  const double* E;            // point order, likewise
+};
+
+// u = F_q x_c for point-order slot q (zero when the camera is constant), summed over k in order like
+// camera_term, so u has the same bits in both passes.
+template <int M, int C>
+__device__ __forceinline__ void slot_camera_term(const Shape& s, const PointPass& pp, int q, const double* x,
+                                                 double (&u)[M]) {
+#pragma unroll
+  for (int a = 0; a < M; ++a) u[a] = 0.0;
+  const int cam = pp.slot_camera[q];
+  if (cam < 0) return;
+  double xc[C];
+#pragma unroll
+  for (int k = 0; k < C; ++k)
+    if (k < s.c) xc[k] = x[cam_at(s, cam, k)];
+#pragma unroll
+  for (int a = 0; a < M; ++a) {
+    if (a >= s.m) break;
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+      if (k < s.c) u[a] += pp.F[static_cast<std::size_t>(a * s.c + k) * pp.slots + q] * xc[k];
+  }
+}
+
+// g = E_q' u.
+template <int M>
+__device__ __forceinline__ void slot_point_gradient(const Shape& s, const PointPass& pp, int q,
+                                                    const double (&u)[M], double (&g)[3]) {
+  g[0] = g[1] = g[2] = 0.0;
+#pragma unroll
+  for (int a = 0; a < M; ++a) {
+    if (a >= s.m) break;
+#pragma unroll
+    for (int j = 0; j < 3; ++j) g[j] += pp.E[static_cast<std::size_t>(3 * a + j) * pp.slots + q] * u[a];
+  }
+}
+
+// v_q = u - E_q w, stored in point order.
+template <int M>
+__device__ __forceinline__ void store_slot_v(const Shape& s, const PointPass& pp, int q,
+                                             const double (&u)[M], const double (&w)[3], double* v) {
+#pragma unroll
+  for (int a = 0; a < M; ++a) {
+    if (a >= s.m) break;
+    double t = 0.0;
+#pragma unroll
+    for (int j = 0; j < 3; ++j) t += pp.E[static_cast<std::size_t>(3 * a + j) * pp.slots + q] * w[j];
+    v[static_cast<std::size_t>(q) * s.m + a] = u[a] - t;
+  }
+}
+
+__device__ __forceinline__ void apply_point_inverse(const Shape& s, const double* Vinv, int p, const double (&g)[3],
+                                                    double (&w)[3]) {
+#pragma unroll
+  for (int r = 0; r < 3; ++r) {
+    w[r] = 0.0;
+#pragma unroll
+    for (int j = 0; j < 3; ++j) w[r] += Vinv[static_cast<std::size_t>(3 * r + j) * s.P + p] * g[j];
+  }
+}
+
+// M, C: bounds on the residual and camera sizes known when compiled (the arrays stay in registers).
+template <int M, int C>
+__global__ void __launch_bounds__(kThreads) point_pass_kernel(Shape s, PointPass pp, int tiles,
+                                                              const double* __restrict__ Vinv,
+                                                              const double* __restrict__ x, double* __restrict__ v) {
+  const int lane = threadIdx.x % 32;
+  const int warps = gridDim.x * kWarpsPerBlock;
+  for (int tile = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32; tile < tiles; tile += warps) {
+    const int q0 = pp.tile_start[tile], q1 = pp.tile_start[tile + 1];
+    double u[M], g[3], w[3] = {0.0, 0.0, 0.0};
+    if (q1 - q0 <= kTileResiduals) {
+      // Whole points, one lane per residual: a segmented inclusive scan leaves each point's sum on its
+      // last lane (a fixed pattern for a given problem: the same bits every run).
+      const int q = q0 + lane;
+      const bool active = q < q1;
+      int head = lane, tail = lane, p = 0;
+      if (active) {
+        p = pp.slot_point[q];
+        head = s.point_start[p] - q0;
+        tail = s.point_start[p + 1] - 1 - q0;
+        slot_camera_term<M, C>(s, pp, q, x, u);
+        slot_point_gradient<M>(s, pp, q, u, g);
+      } else {
+        g[0] = g[1] = g[2] = 0.0;
       }
-    }
-    double V[9];
-    for (int k = 0; k < 9; ++k) V[k] = Vinv[static_cast<std::size_t>(k) * s.P + p];
-    const double w0 = V[0] * g0 + V[1] * g1 + V[2] * g2;
-    const double w1 = V[3] * g0 + V[4] * g1 + V[5] * g2;
-    const double w2 = V[6] * g0 + V[7] * g1 + V[8] * g2;
-    for (int q = begin; q < end; ++q) {
-      const int i = s.point_residuals[q];
-      const double* e = E_by_point + static_cast<std::size_t>(q) * width;
-      for (int a = 0; a < s.m; ++a)
-        t_out[static_cast<std::size_t>(i) * s.m + a] = e[3 * a] * w0 + e[3 * a + 1] * w1 + e[3 * a + 2] * w2;
+      for (int d = 1; d < 32; d <<= 1) {
+        double from[3];
+        for (int j = 0; j < 3; ++j) from[j] = __shfl_up_sync(0xffffffffu, g[j], d);
+        if (lane - d >= head)
+          for (int j = 0; j < 3; ++j) g[j] += from[j];
+      }
+      if (active && lane == tail) apply_point_inverse(s, Vinv, p, g, w);
+      for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
+      if (active) store_slot_v<M>(s, pp, q, u, w, v);
+    } else {
+      // One point with more residuals than lanes: sums over rounds of 32, then u again for v.
+      const int p = pp.slot_point[q0];
+      double total[3] = {0.0, 0.0, 0.0};
+      for (int base = q0; base < q1; base += 32) {
+        const int q = base + lane;
+        g[0] = g[1] = g[2] = 0.0;
+        if (q < q1) {
+          slot_camera_term<M, C>(s, pp, q, x, u);
+          slot_point_gradient<M>(s, pp, q, u, g);
+        }
+        for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
+      }
+      if (lane == 0) apply_point_inverse(s, Vinv, p, total, w);
+      for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
+      for (int base = q0; base < q1; base += 32) {
+        const int q = base + lane;
+        if (q < q1) {
+          slot_camera_term<M, C>(s, pp, q, x, u);
+          store_slot_v<M>(s, pp, q, u, w, v);
+        }
+      }
     }
   }
 }
 
 // The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the
 // residuals are cut into chunks of at most kChunk residuals of one camera; one block per chunk sums
-// F_i'(u_i - t_i) over its residuals (a fixed-order block sum per entry), and then each camera adds up
-// its chunks in order, plus D_c^2 x_c.
+// F_i' v_i over its residuals (a fixed-order block sum per entry), and then each camera adds up its
+// chunks in order, plus D_c^2 x_c.
 constexpr int kChunk = 1024;
 
+// C: a bound on the camera size known when compiled (acc stays in registers).
+template <int C>
 __global__ void __launch_bounds__(kThreads) camera_chunk_kernel(Shape s, const int* __restrict__ chunk_begin,
                                                                 int chunks, const double* __restrict__ F,
-                                                                const double* __restrict__ u,
-                                                                const double* __restrict__ t_in,
+                                                                const int* __restrict__ residual_slot,
+                                                                const double* __restrict__ x,
+                                                                const double* __restrict__ v,
                                                                 double* __restrict__ partial) {
   for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    double acc[kMaxCameraSize];
-    for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
-    // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices. t is zero
-    // for residuals whose point is constant (never written).
+    double acc[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k) acc[k] = 0.0;
+    // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices.
     for (int i = chunk_begin[chunk] + threadIdx.x; i < chunk_begin[chunk + 1]; i += kThreads) {
+      const int q = residual_slot[i];
       for (int a = 0; a < s.m; ++a) {
-        const std::size_t at = static_cast<std::size_t>(i) * s.m + a;
-        const double v = u[at] - t_in[at];
-        for (int k = 0; k < s.c; ++k) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * v;
+        const double va = q >= 0 ? v[static_cast<std::size_t>(q) * s.m + a] : camera_term(s, F, i, a, x);
+#pragma unroll
+        for (int k = 0; k < C; ++k)
+          if (k < s.c) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * va;
       }
     }
-    for (int k = 0; k < s.c; ++k) {
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+      if (k >= s.c) break;
       const double total = linalg_cuda::detail::block_sum<kThreads>(acc[k]);
       if (threadIdx.x == 0) partial[static_cast<std::size_t>(chunk) * s.c + k] = total;
     }
@@ -528,12 +676,13 @@ __global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_
   }
 }
 
-// E in point order, each residual's 3m entries together: entry k of the q-th residual of the point
-// lists at q * 3m + k (the point pass reads a residual's block in one go).
-__global__ void gather_by_point_kernel(Shape s, int width, const double* __restrict__ in, double* __restrict__ out) {
-  const std::size_t total = static_cast<std::size_t>(s.point_start[s.P]) * width;
+// A continuous-element array over the residuals (entries entry count) -> the same over the point-order
+// slots: entry k of slot q at k * slots + q.
+__global__ void gather_by_point_kernel(Shape s, int entries, const double* __restrict__ in, double* __restrict__ out) {
+  const std::size_t slots = static_cast<std::size_t>(s.point_start[s.P]);
+  const std::size_t total = slots * entries;
   for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < total; t += std::size_t(gridDim.x) * kThreads) {
-    const std::size_t q = t / width, k = t % width;
+    const std::size_t k = t / slots, q = t % slots;
     out[t] = in[k * s.R + s.point_residuals[q]];
   }
 }
@@ -623,9 +772,20 @@ class CudaEngine final : public BaEngine {
     delta_ = DeviceVector<double>(n_, 0.0);
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
-    u_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
-    t_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
-    E_by_point_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * 3, 0.0);
+    {  // The Schur product's point pass: point-order copies of F and E, v in point order, the tiles.
+      const PointOrder order = make_point_order(index_);
+      slots_ = index_.point_start.back();
+      tiles_ = static_cast<int>(order.tile_start.size()) - 1;
+      const auto at_least_one = [](const std::vector<int>& v) { return v.empty() ? std::vector<int>{0} : v; };
+      tile_start_ = DeviceVector<int>(order.tile_start);
+      slot_point_ = DeviceVector<int>(at_least_one(order.slot_point));
+      slot_camera_ = DeviceVector<int>(at_least_one(order.slot_camera));
+      residual_slot_ = DeviceVector<int>(at_least_one(order.residual_slot));
+      const std::size_t slots = std::max(1, slots_);
+      F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
+      E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
+      v_ = DeviceVector<double>(slots * m, 0.0);
+    }
     // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product.
     std::vector<int> chunk_begin, camera_chunk_start{0};
     for (int cam = 0; cam < index_.cameras; ++cam) {
@@ -683,10 +843,16 @@ class CudaEngine final : public BaEngine {
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
-  // After every Jacobian (and its scaling): the copy of E in point order that the Schur product reads.
+  // After every Jacobian (and its scaling): the copies of F and E in point order that the Schur
+  // product's point pass reads.
   void refresh_point_order() {
-    gather_by_point_kernel<<<blocks_for(E_.size()), kThreads, 0, stream_>>>(shape_, 3 * shape_.m, E_.data(),
-                                                                            E_by_point_.data());
+    if (slots_ == 0) return;
+    const int F_entries = shape_.m * shape_.c, E_entries = 3 * shape_.m;
+    gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * F_entries), kThreads, 0, stream_>>>(
+        shape_, F_entries, F_.data(), F_by_point_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * E_entries), kThreads, 0, stream_>>>(
+        shape_, E_entries, E_.data(), E_by_point_.data());
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
@@ -868,9 +1034,12 @@ class CudaEngine final : public BaEngine {
   const double* Vinv() const { return Vinv_.data(); }
   const double* d2() const { return d2_.data(); }
   const double* blocks() const { return blocks_.data(); }
-  double* u() const { return const_cast<double*>(u_.data()); }
-  double* t() const { return const_cast<double*>(t_.data()); }
-  const double* E_by_point() const { return E_by_point_.data(); }
+  PointPass point_pass() const {
+    return {slots_, tile_start_.data(), slot_point_.data(), slot_camera_.data(), F_by_point_.data(), E_by_point_.data()};
+  }
+  int tiles() const { return tiles_; }
+  const int* residual_slot() const { return residual_slot_.data(); }
+  double* v() const { return const_cast<double*>(v_.data()); }
   int chunks() const { return chunks_; }
   const int* chunk_begin() const { return chunk_begin_.data(); }
   const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
@@ -1014,7 +1183,7 @@ class CudaEngine final : public BaEngine {
   cudaStream_t stream_;
   Shape shape_{};
   bool fast_ = false;
-  bool jacobian_changed_ = true;  // E_by_point_ must be refreshed before the next step
+  bool jacobian_changed_ = true;  // F_by_point_ and E_by_point_ must be refreshed before the next step
   std::size_t camera_values_ = 0, n_ = 0;
   DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
       d_point_start_, d_point_residuals_;
@@ -1023,7 +1192,10 @@ class CudaEngine final : public BaEngine {
   int chunks_ = 0;
   DeviceVector<int> chunk_begin_, camera_chunk_start_;
   DeviceVector<double> partial_;
-  DeviceVector<double> Vinv_, point_tmp_, u_, t_, E_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
+  int slots_ = 0, tiles_ = 0;
+  DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
+  DeviceVector<double> F_by_point_, E_by_point_, v_;
+  DeviceVector<double> Vinv_, point_tmp_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
@@ -1039,14 +1211,21 @@ std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 
 void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
   const Shape& s = engine_.shape();
-  camera_product_kernel<<<blocks_for(s.R), kThreads, 0, engine_.stream()>>>(s, engine_.F(), x.data(), engine_.u());
-  LINALG_CUDA_CHECK_LAUNCH();
-  point_schur_kernel<<<blocks_for(s.P), kThreads, 0, engine_.stream()>>>(s, engine_.E_by_point(), engine_.Vinv(),
-                                                                          engine_.u(), engine_.t());
-  LINALG_CUDA_CHECK_LAUNCH();
+  // Bundle adjustment with BAL cameras (2 residuals, 9 camera parameters) gets kernels compiled for those
+  // sizes; anything else the ones for the largest sizes supported.
+  const bool bal = s.m == 2 && s.c == 9;
+  cudaStream_t stream = engine_.stream();
+  if (engine_.tiles() > 0) {
+    const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(engine_.tiles()));
+    const auto kernel = bal ? point_pass_kernel<2, 9> : point_pass_kernel<kMaxResidualSize, kMaxCameraSize>;
+    kernel<<<blocks, kThreads, 0, stream>>>(s, engine_.point_pass(), engine_.tiles(), engine_.Vinv(), x.data(),
+                                            engine_.v());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
   const int chunks = engine_.chunks();
-  camera_chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks, 65535 * 8))), kThreads, 0, engine_.stream()>>>(
-      s, engine_.chunk_begin(), chunks, engine_.F(), engine_.u(), engine_.t(), engine_.partial());
+  const auto chunk_kernel = bal ? camera_chunk_kernel<9> : camera_chunk_kernel<kMaxCameraSize>;
+  chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks, 65535 * 8))), kThreads, 0, stream>>>(
+      s, engine_.chunk_begin(), chunks, engine_.F(), engine_.residual_slot(), x.data(), engine_.v(), engine_.partial());
   LINALG_CUDA_CHECK_LAUNCH();
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, engine_.stream()>>>(
       s, engine_.camera_chunk_start(), engine_.partial(), engine_.d2(), x.data(), y.data());

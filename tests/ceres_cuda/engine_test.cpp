@@ -99,6 +99,46 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineOnRandomProblems) {
   }
 }
 
+// Points seen by 1 to 60 cameras: the GPU's Schur product packs points of at most 32 residuals into a
+// warp's tile and gives a larger point a warp of its own, in rounds of 32 (60: two rounds, one partial).
+ceres_cuda::BALProblem points_of_every_size() {
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 64;
+  o.num_points = 160;
+  o.observations_per_point = 60;
+  o.seed = 23;
+  const ceres_cuda::BALProblem full = ceres_cuda::make_synthetic_bal(o);
+  const auto wanted = [](int p) { return p % 4 == 0 ? 60 : p % 4 == 1 ? 33 : 1 + p % 32; };
+  std::vector<int> seen(o.num_points, 0), camera_index, point_index;
+  std::vector<double> observations;
+  for (int i = 0; i < full.num_observations(); ++i) {
+    const int p = full.point_index()[i];
+    if (seen[p]++ >= wanted(p)) continue;
+    camera_index.push_back(full.camera_index()[i]);
+    point_index.push_back(p);
+    observations.insert(observations.end(), full.observations().begin() + 2 * i, full.observations().begin() + 2 * i + 2);
+  }
+  return ceres_cuda::BALProblem(full.num_cameras(), full.num_points(), camera_index, point_index, observations,
+                                full.cameras(), full.points());
+}
+
+TEST(GpuEngine, PiecesMatchTheCpuEngineWithPointsOfEverySize) {
+  REQUIRE_CUDA_DEVICE();
+  {
+    ceres_cuda::BALProblem bal = points_of_every_size();
+    auto problem = ba_test::make_problem(bal, false, new ceres::HuberLoss(1.0));
+    compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, points of 1 to 60 residuals");
+  }
+  {
+    ceres_cuda::BALProblem bal = points_of_every_size();
+    auto problem = ba_test::make_problem(bal, true);
+    problem->SetParameterBlockConstant(bal.mutable_camera(5));
+    problem->SetParameterBlockConstant(bal.mutable_point(8));   // 60 residuals
+    problem->SetParameterBlockConstant(bal.mutable_point(13));  // 33 residuals
+    compare_engines(problem.get(), ceres::SCHUR_JACOBI, "generic path, points of 1 to 60 residuals, constant blocks");
+  }
+}
+
 TEST(GpuEngine, PiecesMatchTheCpuEngineOnLadybug) {
   REQUIRE_CUDA_DEVICE();
   const std::string path = ba_test::bal_path("problem-49-7776-pre.txt");

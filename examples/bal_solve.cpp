@@ -17,15 +17,15 @@
 
 namespace {
 
-const char* kUsage = R"(usage: bal_solve (--input FILE | --synthetic CAMERASxPOINTS) [options]
+const char* kUsage = R"(usage: bal_solve (--input FILE | --synthetic CAMERASxPOINTS[xOBSERVATIONS]) [options]
 
 Bundle adjustment of a BAL problem (Agarwal et al., grail.cs.washington.edu/projects/bal): Ceres'
 Levenberg-Marquardt with a Schur-complement linear solver, on the GPU (ceres_cuda::Solve) or with
 ceres::Solve, and prints Ceres' FullReport.
 
   --input FILE          BAL problem, .txt or .txt.bz2
-  --synthetic CxP       a generated BAL-like problem with C cameras and P points (4 views per point,
-                        0.5 px noise, 1% outliers)
+  --synthetic CxP[xO]   a generated BAL-like problem with C cameras and P points (4 views per point,
+                        or O observations in all; 0.5 px noise, 1% outliers), e.g. 13682x4456117x28987644
   --solver S            gpu | cpu | ceres    (default gpu; cpu = ceres_cuda's CPU reference engine)
   --linear_solver L     iterative_schur | dense_schur          (default iterative_schur)
   --preconditioner P    schur_jacobi | jacobi                  (default schur_jacobi)
@@ -65,11 +65,12 @@ int main(int argc, char** argv) {
       bal = ceres_cuda::BALProblem::read(args["--input"]);
     } else {
       const std::string& spec = args["--synthetic"];
-      const auto x = spec.find('x');
-      if (x == std::string::npos) cli.fail("--synthetic expects CAMERASxPOINTS, e.g. 1778x100000");
+      const auto x = spec.find('x'), y = x == std::string::npos ? x : spec.find('x', x + 1);
+      if (x == std::string::npos) cli.fail("--synthetic expects CAMERASxPOINTS[xOBSERVATIONS], e.g. 1778x100000");
       ceres_cuda::SyntheticBalOptions o;
       o.num_cameras = cli.integer("--synthetic", spec.substr(0, x), 4, 1 << 24);
-      o.num_points = cli.integer("--synthetic", spec.substr(x + 1), 1, 1 << 30);
+      o.num_points = cli.integer("--synthetic", spec.substr(x + 1, y == std::string::npos ? y : y - x - 1), 1, 1 << 30);
+      if (y != std::string::npos) o.num_observations = cli.integer("--synthetic", spec.substr(y + 1), 2, (1u << 31) - 1);
       o.outlier_fraction = 0.01;
       bal = ceres_cuda::make_synthetic_bal(o);
     }

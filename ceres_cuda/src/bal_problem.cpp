@@ -285,8 +285,17 @@ void BALProblem::add_to(ceres::Problem* problem, ceres::LossFunction* loss) {
 }
 
 BALProblem make_synthetic_bal(const SyntheticBalOptions& o) {
-  if (o.num_cameras < 2 || o.num_points < 1 || o.observations_per_point < 2 || o.observations_per_point > o.num_cameras)
-    throw InvalidArgument("make_synthetic_bal: need >= 2 cameras, >= 1 point and 2 <= observations_per_point <= cameras");
+  if (o.num_cameras < 2 || o.num_points < 1)
+    throw InvalidArgument("make_synthetic_bal: need >= 2 cameras and >= 1 point");
+  // Cameras per point: `base`, and one more for the first `extra` points.
+  const long long total =
+      o.num_observations > 0 ? o.num_observations : static_cast<long long>(o.num_points) * o.observations_per_point;
+  const long long base = total / o.num_points, extra = total % o.num_points;
+  if (base < 2 || base + (extra > 0 ? 1 : 0) > o.num_cameras)
+    throw InvalidArgument(o.num_observations > 0
+                              ? "make_synthetic_bal: num_observations must give every point 2 to num_cameras observations"
+                              : "make_synthetic_bal: need 2 <= observations_per_point <= cameras");
+  if (total > (1LL << 31) - 1) throw InvalidArgument("make_synthetic_bal: more than 2^31 - 1 observations");
   if (!(o.pixel_noise >= 0) || !(o.outlier_fraction >= 0 && o.outlier_fraction <= 1) || !(o.camera_perturbation >= 0) ||
       !(o.point_perturbation >= 0))
     throw InvalidArgument("make_synthetic_bal: noise, perturbations and outlier fraction must be >= 0 (fraction <= 1)");
@@ -328,16 +337,16 @@ BALProblem make_synthetic_bal(const SyntheticBalOptions& o) {
   // cameras starting at a random one (as in a video sequence).
   std::vector<int> camera_index, point_index;
   std::vector<double> observations;
-  const std::size_t total = static_cast<std::size_t>(o.num_points) * o.observations_per_point;
-  camera_index.reserve(total);
-  point_index.reserve(total);
-  observations.reserve(2 * total);
+  camera_index.reserve(static_cast<std::size_t>(total));
+  point_index.reserve(static_cast<std::size_t>(total));
+  observations.reserve(2 * static_cast<std::size_t>(total));
   std::uniform_int_distribution<int> first_camera(0, o.num_cameras - 1);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<int> seen(o.observations_per_point);
+  std::vector<int> seen;
   for (int j = 0; j < o.num_points; ++j) {
     const int first = first_camera(rng);
-    for (int k = 0; k < o.observations_per_point; ++k) seen[k] = (first + k) % o.num_cameras;
+    seen.resize(static_cast<std::size_t>(base + (j < extra ? 1 : 0)));
+    for (std::size_t k = 0; k < seen.size(); ++k) seen[k] = (first + static_cast<int>(k)) % o.num_cameras;
     std::sort(seen.begin(), seen.end());
     for (const int c : seen) {
       double residual[2];

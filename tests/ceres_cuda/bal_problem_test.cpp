@@ -129,6 +129,25 @@ TEST(SyntheticBal, ShapeNoiseAndOutliers) {
   EXPECT_THROW(ceres_cuda::make_synthetic_bal(o), linalg_cuda::InvalidArgument);
 }
 
+TEST(SyntheticBal, ATotalOfObservationsIsSpreadOverThePoints) {
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 20;
+  o.num_points = 1000;
+  o.num_observations = 6437;  // 6 per point, 7 for the first 437
+  const BALProblem p = ceres_cuda::make_synthetic_bal(o);
+  ASSERT_EQ(p.num_observations(), 6437);
+  std::vector<int> per_point(o.num_points, 0);
+  for (const int j : p.point_index()) ++per_point[j];
+  for (int j = 0; j < o.num_points; ++j) EXPECT_EQ(per_point[j], j < 437 ? 7 : 6) << "point " << j;
+  // Each point's cameras distinct (a run of neighbouring cameras).
+  for (int i = 1; i < p.num_observations(); ++i)
+    if (p.point_index()[i] == p.point_index()[i - 1]) EXPECT_LT(p.camera_index()[i - 1], p.camera_index()[i]);
+  o.num_observations = 1999;  // fewer than 2 per point
+  EXPECT_THROW(ceres_cuda::make_synthetic_bal(o), linalg_cuda::InvalidArgument);
+  o.num_observations = 20001;  // more than every camera for some points
+  EXPECT_THROW(ceres_cuda::make_synthetic_bal(o), linalg_cuda::InvalidArgument);
+}
+
 TEST(BuiltinLoss, RecognisesCeresLossesAndTheirScale) {
   using ceres_cuda::detail::BuiltinLoss;
   using ceres_cuda::detail::LossKind;

@@ -3,9 +3,10 @@
 // the vectors over the variables (gradient, scaling, LM diagonal, the PCG's vectors, the step); only
 // the parameter blocks themselves keep the user's layout. Per-camera sums are gathers over the
 // camera's residuals (a warp per camera, or chunks of a block each in the Schur product), per-point
-// sums a thread per point; warp and block sums use fixed trees and grid sums the last-block reduction
-// of linalg_cuda, so there is no floating-point atomic anywhere and a solve gives the same bits run
-// after run. Residuals are camera-major, so a camera's residuals are one contiguous run.
+// sums a thread per point (in the Schur product a segmented warp scan over point-order copies of F and
+// E); warp and block sums use fixed trees and grid sums the last-block reduction of linalg_cuda, so
+// there is no floating-point atomic anywhere and a solve gives the same bits run after run. Residuals
+// are camera-major, so a camera's residuals are one contiguous run.
 //
 // Fast path (every residual a SnavelyReprojectionError, one built-in loss or none): residuals,
 // Jacobians, the loss and the whole step stay on the device; only scalars come back. Generic path:
@@ -676,8 +677,8 @@ __global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_
   }
 }
 
-// A continuous-element array over the residuals (entries entry count) -> the same over the point-order
-// slots: entry k of slot q at k * slots + q.
+// A continuous-element array over the residuals (`entries` values per residual, entry k of residual i
+// at k * R + i) -> the same over the point-order slots: entry k of slot q at k * slots + q.
 __global__ void gather_by_point_kernel(Shape s, int entries, const double* __restrict__ in, double* __restrict__ out) {
   const std::size_t slots = static_cast<std::size_t>(s.point_start[s.P]);
   const std::size_t total = slots * entries;

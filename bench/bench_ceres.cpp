@@ -84,6 +84,8 @@ const char* kUsage = R"(usage: bench_ceres [options]
                                full run (default 5: ceres::Solve takes minutes per iteration there)
   --threads T                  CPU threads for ceres::Solve (default: all)
   --skip-final                 leave out the Final-13682-scale problem
+  --skip-ceres                 run only ceres_cuda::Solve (no comparison: for checking the GPU's figures
+                               without ceres::Solve's minutes on the large problems)
   --only TEXT                  run only the problems whose name contains TEXT
   --json FILE                  also write the rows as JSON
 )";
@@ -94,7 +96,7 @@ int main(int argc, char** argv) {
   std::string data = std::getenv("CUDA_SOLVERS_DATA") ? std::getenv("CUDA_SOLVERS_DATA") : "../shared/data";
   std::string json;
   int iterations = 50, large_ceres = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
-  bool skip_final = false;
+  bool skip_final = false, skip_ceres = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
     else if (flag == "--ceres-iterations-large") large_ceres = std::stoi(value());
     else if (flag == "--threads") threads = std::stoi(value());
     else if (flag == "--skip-final") skip_final = true;
+    else if (flag == "--skip-ceres") skip_ceres = true;
     else if (flag == "--only") only = value();
     else if (flag == "--json") json = value();
     else { std::cerr << "bench_ceres: unknown option " << flag << "\n" << kUsage; return 2; }
@@ -131,7 +134,7 @@ int main(int argc, char** argv) {
       if (!std::filesystem::exists(path)) { std::cerr << "skipping " << path << " (not found)\n"; continue; }
       const ceres_cuda::BALProblem bal = ceres_cuda::BALProblem::read(path);
       rows.push_back(run(file, bal, "gpu", iterations, threads, bandwidth));
-      rows.push_back(run(file, bal, "ceres", iterations, threads, bandwidth));
+      if (!skip_ceres) rows.push_back(run(file, bal, "ceres", iterations, threads, bandwidth));
     }
     // Venice at the issue's round figures; Final-13682 at the real problem's counts.
     struct Synthetic { const char* name; int cameras, points; long long observations; };
@@ -150,7 +153,7 @@ int main(int argc, char** argv) {
       // Equal iterations first (ceres::Solve takes minutes per iteration here, more as the PCG needs
       // more iterations near the solution), then the GPU alone up to the full cap.
       rows.push_back(run(s.name, bal, "gpu", large_ceres, threads, bandwidth));
-      rows.push_back(run(s.name, bal, "ceres", large_ceres, threads, bandwidth));
+      if (!skip_ceres) rows.push_back(run(s.name, bal, "ceres", large_ceres, threads, bandwidth));
       rows.push_back(run(s.name, bal, "gpu", iterations, threads, bandwidth));
     }
   } catch (const linalg_cuda::Error& e) {

@@ -183,11 +183,6 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
       points.push_back(seen[r].point);
     }
   }
-  std::vector<BaResidual> residuals(count);
-#pragma omp parallel for schedule(static)
-  for (long r = 0; r < count; ++r)
-    residuals[r] = {residual_ids[r], seen[r].cost, problem->GetLossFunctionForResidualBlock(residual_ids[r]),
-                    camera_of[camera_block[r]], point_of[point_block[r]], seen[r].point_slot == 1};
   layout->residual_size = residual_size;
 
   // Manifolds, bounds and constancy of every block (in parallel: one map lookup per query).
@@ -225,7 +220,9 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   // Residuals camera by camera (a counting sort, stable: problem order within a camera), so that the
   // GPU's per-camera sums read each camera's Jacobian blocks as one contiguous run. On all threads:
   // each counts its own run of residuals per camera, the runs' offsets go camera by camera and, within
-  // a camera, thread by thread (so problem order is kept), then each thread places its run.
+  // a camera, thread by thread (so problem order is kept), then each thread builds its run's residuals
+  // straight into their places (no unsorted copy: at millions of residuals, fresh memory is slow).
+  auto camera_of_residual = [&](long r) { return camera_index[camera_of[camera_block[r]]]; };
   const std::size_t camera_count = layout->cameras.size();
   std::vector<BaResidual> sorted(count);
   std::vector<long> offsets;
@@ -240,12 +237,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
     const int t = omp_get_thread_num();
     const long begin = count * t / team, end = count * (t + 1) / team;
     long* mine = offsets.data() + static_cast<std::size_t>(t) * camera_count;
-    for (long r = begin; r < end; ++r) {
-      BaResidual& x = residuals[r];
-      x.camera = camera_index[x.camera];
-      x.point = point_index[x.point];
-      ++mine[x.camera];
-    }
+    for (long r = begin; r < end; ++r) ++mine[camera_of_residual(r)];
 #pragma omp barrier
 #pragma omp single
     {
@@ -258,9 +250,12 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
           running += n;
         }
     }
-    for (long r = begin; r < end; ++r) sorted[mine[residuals[r].camera]++] = residuals[r];
+    for (long r = begin; r < end; ++r) {
+      const int camera = camera_of_residual(r);
+      sorted[mine[camera]++] = {residual_ids[r], seen[r].cost, problem->GetLossFunctionForResidualBlock(residual_ids[r]),
+                                camera, point_index[point_of[point_block[r]]], seen[r].point_slot == 1};
+    }
   }
-  residuals = std::vector<BaResidual>();
   // Residuals of constant cameras come last; those whose point is constant too only add fixed cost.
   long variable = count;
   while (variable > 0 && !layout->camera_is_variable(sorted[variable - 1].camera)) --variable;

@@ -23,6 +23,7 @@
 
 #include "ba_engine.h"
 #include "ba_index.h"
+#include "engine_kernel_support.cuh"
 #include "generic_evaluator.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cuda_check.h"
@@ -33,14 +34,13 @@
 #include "linalg_cuda/errors.h"
 #include "robust_loss.h"
 #include "schur_math.h"
+#include "schur_product_kernels.cuh"
 #include "snavely_projection.h"
 
 namespace ceres_cuda::detail {
 namespace {
 
 using linalg_cuda::DeviceVector;
-constexpr int kThreads = 256;
-constexpr int kWarpsPerBlock = kThreads / 32;
 constexpr int kMaxReduceBlocks = 1024;
 
 #define CERES_CUDA_CHECK_SOLVER(call)                                                                        \
@@ -51,36 +51,8 @@ constexpr int kMaxReduceBlocks = 1024;
                                    " at " + __FILE__ + ":" + std::to_string(__LINE__));                    \
   } while (0)
 
-unsigned blocks_for(std::size_t threads) {
-  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>((threads + kThreads - 1) / kThreads, 65535u * 8)));
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Index arrays and sizes the kernels need, by value.
-struct Shape {
-  int R, C, P, c, m;
-  const int* camera_of;
-  const int* point_of;
-  const int* camera_param;
-  const int* point_param;
-  const int* camera_start;
-  const int* camera_residuals;
-  const int* point_start;
-  const int* point_residuals;
-};
-
-__device__ __forceinline__ ConstBlocks soa(const double* data, int count) { return ConstBlocks(data, count, 1); }
-
-// Vectors over the variables are continuous-element too: entry k of camera c at k * C + c, then
-// entry q of point p at C * c_size + q * P + p (cam_at / pt_at index the camera and point parts).
-__host__ __device__ __forceinline__ std::size_t cam_at(const Shape& s, int cam, int k) {
-  return static_cast<std::size_t>(k) * s.C + cam;
-}
-__host__ __device__ __forceinline__ std::size_t pt_at(const Shape& s, int p, int q) {
-  return static_cast<std::size_t>(q) * s.P + p;
 }
 
 // ---- reductions: sum (fixed order) and max of |v| (exact whatever the order).
@@ -156,29 +128,6 @@ __global__ void transpose_kernel(const double* __restrict__ in, int R, int width
     const std::size_t i = t / width, k = t % width;
     out[k * R + i] = in[t];
   }
-}
-
-// ---- per-residual helpers in the continuous-element layout.
-__device__ __forceinline__ double camera_term(const Shape& s, const double* F, int i, int a, const double* x) {
-  const int cam = s.camera_of[i];
-  if (cam < 0 || x == nullptr) return 0.0;
-  double v = 0.0;
-  for (int k = 0; k < s.c; ++k) v += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * x[cam_at(s, cam, k)];
-  return v;
-}
-
-__device__ __forceinline__ double point_term(const Shape& s, const double* E, int i, int a, const double* w) {
-  const int pt = s.point_of[i];
-  if (pt < 0 || w == nullptr) return 0.0;
-  double v = 0.0;
-  for (int q = 0; q < 3; ++q) v += E[static_cast<std::size_t>(3 * a + q) * s.R + i] * w[pt_at(s, pt, q)];
-  return v;
-}
-
-// Sum of the lanes' values, lane 0 gets it (fixed shuffle tree).
-__device__ __forceinline__ double warp_sum(double v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-  return v;
 }
 
 // out_c = sum_i F_i' v_i (+ d2_c .* x_c when d2 given), v_i = wf f_i + F_i x_c - E_i w_p. One warp
@@ -442,249 +391,6 @@ __global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double
         }
       }
     }
-  }
-}
-
-// ---- the Schur product S x = (U + D^2) x - W V^-1 W' x in two passes, each streaming its blocks in
-// storage order:
-//  1. the point pass, over the residuals in point order (a copy of F and E in that order, refreshed
-//     after every Jacobian): u_q = F_q x_c, per point w_p = V_p^-1 sum E_q' u_q, and v_q = u_q - E_q w_p,
-//     written in point order. A warp takes a tile: whole points of at most 32 residuals together (one
-//     lane per residual, the per-point sums a segmented shuffle scan), or one larger point in rounds
-//     of 32 residuals;
-//  2. the camera pass, over the residuals in camera order: y_c = sum F_i' v_i + D_c^2 x_c, v_i read
-//     from the residual's point-order slot (u_i itself for a residual whose point is constant).
-// Every residual's camera and point blocks are read once per pass, coalesced (entry k of every block
-// contiguous); the only scattered accesses are the m values of v per residual and the small x.
-constexpr int kTileResiduals = 32;
-
-// Point-order index of the Schur product's point pass (built once per engine, on the host).
-struct PointOrder {
-  std::vector<int> tile_start;   // tiles of the point-order residual slots (see above)
-  std::vector<int> slot_point;   // per slot: its variable point
-  std::vector<int> slot_camera;  // per slot: its residual's variable camera or -1
-  std::vector<int> residual_slot;  // per residual: its slot, or -1 when its point is constant
-};
-
-PointOrder make_point_order(const BaIndex& index) {
-  PointOrder o;
-  const std::vector<int>& start = index.point_start;
-  const int slots = start.back();
-  o.slot_point.resize(slots);
-  o.slot_camera.resize(slots);
-  o.residual_slot.assign(index.residuals, -1);
-  o.tile_start.push_back(0);
-  int open = 0;  // slots in the tile being filled, which begins at tile_start.back()
-  for (int p = 0; p < index.points; ++p) {
-    const int n = start[p + 1] - start[p];
-    for (int q = start[p]; q < start[p + 1]; ++q) {
-      const int i = index.point_residuals[q];
-      o.slot_point[q] = p;
-      o.slot_camera[q] = index.camera_of[i];
-      o.residual_slot[i] = q;
-    }
-    if (n > kTileResiduals) {  // a tile of its own
-      if (open > 0) o.tile_start.push_back(start[p]);
-      o.tile_start.push_back(start[p + 1]);
-      open = 0;
-    } else if (open + n > kTileResiduals) {
-      o.tile_start.push_back(start[p]);
-      open = n;
-    } else {
-      open += n;
-    }
-  }
-  if (open > 0) o.tile_start.push_back(slots);
-  return o;
-}
-
-// Arguments of the point pass, by value.
-struct PointPass {
-  int slots;                  // residuals with a variable point, in point order
-  const int* tile_start;
-  const int* slot_point;
-  const int* slot_camera;
-  const double* F;            // point order, entry k of slot q at k * slots + q
-  const double* E;            // point order, likewise
-};
-
-// u = F_q x_c for point-order slot q (zero when the camera is constant), summed over k in order like
-// camera_term, so u has the same bits in both passes.
-template <int M, int C>
-__device__ __forceinline__ void slot_camera_term(const Shape& s, const PointPass& pp, int q, const double* x,
-                                                 double (&u)[M]) {
-#pragma unroll
-  for (int a = 0; a < M; ++a) u[a] = 0.0;
-  const int cam = pp.slot_camera[q];
-  if (cam < 0) return;
-  double xc[C];
-#pragma unroll
-  for (int k = 0; k < C; ++k)
-    if (k < s.c) xc[k] = x[cam_at(s, cam, k)];
-#pragma unroll
-  for (int a = 0; a < M; ++a) {
-    if (a >= s.m) break;
-#pragma unroll
-    for (int k = 0; k < C; ++k)
-      if (k < s.c) u[a] += pp.F[static_cast<std::size_t>(a * s.c + k) * pp.slots + q] * xc[k];
-  }
-}
-
-// g = E_q' u.
-template <int M>
-__device__ __forceinline__ void slot_point_gradient(const Shape& s, const PointPass& pp, int q,
-                                                    const double (&u)[M], double (&g)[3]) {
-  g[0] = g[1] = g[2] = 0.0;
-#pragma unroll
-  for (int a = 0; a < M; ++a) {
-    if (a >= s.m) break;
-#pragma unroll
-    for (int j = 0; j < 3; ++j) g[j] += pp.E[static_cast<std::size_t>(3 * a + j) * pp.slots + q] * u[a];
-  }
-}
-
-// v_q = u - E_q w, stored in point order.
-template <int M>
-__device__ __forceinline__ void store_slot_v(const Shape& s, const PointPass& pp, int q,
-                                             const double (&u)[M], const double (&w)[3], double* v) {
-#pragma unroll
-  for (int a = 0; a < M; ++a) {
-    if (a >= s.m) break;
-    double t = 0.0;
-#pragma unroll
-    for (int j = 0; j < 3; ++j) t += pp.E[static_cast<std::size_t>(3 * a + j) * pp.slots + q] * w[j];
-    v[static_cast<std::size_t>(q) * s.m + a] = u[a] - t;
-  }
-}
-
-__device__ __forceinline__ void apply_point_inverse(const Shape& s, const double* Vinv, int p, const double (&g)[3],
-                                                    double (&w)[3]) {
-#pragma unroll
-  for (int r = 0; r < 3; ++r) {
-    w[r] = 0.0;
-#pragma unroll
-    for (int j = 0; j < 3; ++j) w[r] += Vinv[static_cast<std::size_t>(3 * r + j) * s.P + p] * g[j];
-  }
-}
-
-// M, C: bounds on the residual and camera sizes known when compiled (the arrays stay in registers).
-template <int M, int C>
-__global__ void __launch_bounds__(kThreads) point_pass_kernel(Shape s, PointPass pp, int tiles,
-                                                              const double* __restrict__ Vinv,
-                                                              const double* __restrict__ x, double* __restrict__ v) {
-  const int lane = threadIdx.x % 32;
-  const int warps = gridDim.x * kWarpsPerBlock;
-  for (int tile = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32; tile < tiles; tile += warps) {
-    const int q0 = pp.tile_start[tile], q1 = pp.tile_start[tile + 1];
-    double u[M], g[3], w[3] = {0.0, 0.0, 0.0};
-    if (q1 - q0 <= kTileResiduals) {
-      // Whole points, one lane per residual: a segmented inclusive scan leaves each point's sum on its
-      // last lane (a fixed pattern for a given problem: the same bits every run).
-      const int q = q0 + lane;
-      const bool active = q < q1;
-      int head = lane, tail = lane, p = 0;
-      if (active) {
-        p = pp.slot_point[q];
-        head = s.point_start[p] - q0;
-        tail = s.point_start[p + 1] - 1 - q0;
-        slot_camera_term<M, C>(s, pp, q, x, u);
-        slot_point_gradient<M>(s, pp, q, u, g);
-      } else {
-        g[0] = g[1] = g[2] = 0.0;
-      }
-      for (int d = 1; d < 32; d <<= 1) {
-        double from[3];
-        for (int j = 0; j < 3; ++j) from[j] = __shfl_up_sync(0xffffffffu, g[j], d);
-        if (lane - d >= head)
-          for (int j = 0; j < 3; ++j) g[j] += from[j];
-      }
-      if (active && lane == tail) apply_point_inverse(s, Vinv, p, g, w);
-      for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
-      if (active) store_slot_v<M>(s, pp, q, u, w, v);
-    } else {
-      // One point with more residuals than lanes: sums over rounds of 32, then u again for v.
-      const int p = pp.slot_point[q0];
-      double total[3] = {0.0, 0.0, 0.0};
-      for (int base = q0; base < q1; base += 32) {
-        const int q = base + lane;
-        g[0] = g[1] = g[2] = 0.0;
-        if (q < q1) {
-          slot_camera_term<M, C>(s, pp, q, x, u);
-          slot_point_gradient<M>(s, pp, q, u, g);
-        }
-        for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
-      }
-      if (lane == 0) apply_point_inverse(s, Vinv, p, total, w);
-      for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
-      for (int base = q0; base < q1; base += 32) {
-        const int q = base + lane;
-        if (q < q1) {
-          slot_camera_term<M, C>(s, pp, q, x, u);
-          store_slot_v<M>(s, pp, q, u, w, v);
-        }
-      }
-    }
-  }
-}
-
-// The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the
-// residuals are cut into chunks of at most kChunk residuals of one camera; one block per chunk sums
-// F_i' v_i over its residuals (a fixed-order block sum per entry), and then each camera adds up its
-// chunks in order, plus D_c^2 x_c.
-constexpr int kChunk = 1024;
-
-// C: a bound on the camera size known when compiled (acc stays in registers).
-template <int C>
-__global__ void __launch_bounds__(kThreads) camera_chunk_kernel(Shape s, const int* __restrict__ chunk_begin,
-                                                                int chunks, const double* __restrict__ F,
-                                                                const int* __restrict__ residual_slot,
-                                                                const double* __restrict__ x,
-                                                                const double* __restrict__ v,
-                                                                double* __restrict__ partial) {
-  for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    double acc[C];
-#pragma unroll
-    for (int k = 0; k < C; ++k) acc[k] = 0.0;
-    // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices.
-    for (int i = chunk_begin[chunk] + threadIdx.x; i < chunk_begin[chunk + 1]; i += kThreads) {
-      const int q = residual_slot[i];
-      for (int a = 0; a < s.m; ++a) {
-        const double va = q >= 0 ? v[static_cast<std::size_t>(q) * s.m + a] : camera_term(s, F, i, a, x);
-#pragma unroll
-        for (int k = 0; k < C; ++k)
-          if (k < s.c) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * va;
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < C; ++k) {
-      if (k >= s.c) break;
-      const double total = linalg_cuda::detail::block_sum<kThreads>(acc[k]);
-      if (threadIdx.x == 0) partial[static_cast<std::size_t>(chunk) * s.c + k] = total;
-    }
-  }
-}
-
-__global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_chunk_start,
-                                        const double* __restrict__ partial, const double* __restrict__ d2,
-                                        const double* __restrict__ x, double* __restrict__ y) {
-  const std::size_t n = static_cast<std::size_t>(s.C) * s.c;
-  for (std::size_t j = blockIdx.x * std::size_t(kThreads) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * kThreads) {
-    const int cam = static_cast<int>(j % s.C), k = static_cast<int>(j / s.C);  // j = cam_at(cam, k)
-    double total = 0.0;
-    for (int chunk = camera_chunk_start[cam]; chunk < camera_chunk_start[cam + 1]; ++chunk)
-      total += partial[static_cast<std::size_t>(chunk) * s.c + k];
-    y[j] = total + d2[j] * x[j];
-  }
-}
-
-// A continuous-element array over the residuals (`entries` values per residual, entry k of residual i
-// at k * R + i) -> the same over the point-order slots: entry k of slot q at k * slots + q.
-__global__ void gather_by_point_kernel(Shape s, int entries, const double* __restrict__ in, double* __restrict__ out) {
-  const std::size_t slots = static_cast<std::size_t>(s.point_start[s.P]);
-  const std::size_t total = slots * entries;
-  for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < total; t += std::size_t(gridDim.x) * kThreads) {
-    const std::size_t k = t / slots, q = t % slots;
-    out[t] = in[k * s.R + s.point_residuals[q]];
   }
 }
 

@@ -43,6 +43,24 @@ BaIndex make_index(const BaLayout& layout) {
   for (int t = 0; t < static_cast<int>(x.camera_residuals.size()); ++t)
     if (x.camera_residuals[t] != t) throw linalg_cuda::InvalidArgument("ceres_cuda: residuals are not in camera order");
   group(x.point_of, x.points, &x.point_start, &x.point_residuals);
+  // Repeated pairs, camera by camera: last[p] is the camera's latest residual with point p, valid when
+  // seen_by[p] is the camera.
+  std::vector<int> last(x.points), seen_by(x.points, -1);
+  for (int c = 0; c < x.cameras; ++c)
+    for (int i = x.camera_start[c]; i < x.camera_start[c + 1]; ++i) {
+      const int p = x.point_of[i];
+      if (p < 0) continue;
+      if (seen_by[p] == c) {
+        if (x.pair_next.empty()) {
+          x.pair_next.assign(x.residuals, -1);
+          x.pair_repeat.assign(x.residuals, 0);
+        }
+        x.pair_next[last[p]] = i;
+        x.pair_repeat[i] = 1;
+      }
+      seen_by[p] = c;
+      last[p] = i;
+    }
   return x;
 }
 

@@ -14,6 +14,11 @@ struct BaIndex {
   std::vector<int> camera_param, point_param;    // per residual: index into layout cameras/points
   std::vector<int> camera_start, camera_residuals;  // CSR over variable cameras
   std::vector<int> point_start, point_residuals;    // CSR over variable points
+  // Residual blocks that repeat a (variable camera, variable point) pair: pair_next[i] is the next
+  // residual of i's camera with i's point (-1: none), pair_repeat[i] is 1 when an earlier residual of
+  // the camera has the point. Both empty when no camera sees a point twice (the common case).
+  std::vector<int> pair_next;
+  std::vector<unsigned char> pair_repeat;
 };
 
 BaIndex make_index(const BaLayout& layout);

@@ -224,6 +224,10 @@ class CpuEngine final : public BaEngine {
   ResidualRange camera_range(int c) const {
     return {index_.camera_residuals.data(), index_.camera_start[c], index_.camera_start[c + 1]};
   }
+  RepeatedPairs repeated_pairs() const {
+    if (index_.pair_next.empty()) return {};
+    return {index_.pair_next.data(), index_.pair_repeat.data()};
+  }
   ResidualRange point_range(int p) const {
     return {index_.point_residuals.data(), index_.point_start[p], index_.point_start[p + 1]};
   }
@@ -318,7 +322,7 @@ class CpuEngine final : public BaEngine {
       double* S = blocks.data() + static_cast<std::size_t>(c) * c_ * c_;
       double work[kMaxCameraSize * kMaxCameraSize];
       for (int k = 0; k < c_ * c_; ++k) S[k] = 0.0;
-      camera_block_accumulate(Fb(), Eb(), vinv, index_.point_of.data(), m_, c_, camera_range(c), schur, S);
+      camera_block_accumulate(Fb(), Eb(), vinv, index_.point_of.data(), m_, c_, camera_range(c), schur, repeated_pairs(), S);
       camera_block_finish(c_, d2 + static_cast<std::size_t>(c) * c_, S);
       singular += invert_spd_regularised(S, c_, work) > 0 ? 1 : 0;
     }
@@ -362,7 +366,7 @@ class CpuEngine final : public BaEngine {
       double U[kMaxCameraSize * kMaxCameraSize];
       const ConstBlocks vinv(Vinv_.data(), 1, 9);
       for (int k = 0; k < c_ * c_; ++k) U[k] = 0.0;
-      camera_block_accumulate(Fb(), Eb(), vinv, index_.point_of.data(), m_, c_, camera_range(c), false, U);
+      camera_block_accumulate(Fb(), Eb(), vinv, index_.point_of.data(), m_, c_, camera_range(c), false, {}, U);
       camera_block_finish(c_, d2 + static_cast<std::size_t>(c) * c_, U);
       for (int j = 0; j < c_; ++j)
         for (int k = 0; k < c_; ++k) S(c * c_ + j, c * c_ + k) = U[j * c_ + k];

@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const 
     const int cc = s.c * s.c;
     for (int k = 0; k < cc; ++k) S[k] = 0.0;
     const ResidualRange r{s.camera_residuals, s.camera_start[cam] + lane, s.camera_start[cam + 1], 32};
-    camera_block_accumulate(soa(F, s.R), soa(E, s.R), soa(Vinv, s.P), s.point_of, s.m, s.c, r, schur, S);
+    camera_block_accumulate(soa(F, s.R), soa(E, s.R), soa(Vinv, s.P), s.point_of, s.m, s.c, r, schur, s.pairs, S);
     for (int j = 0; j < s.c; ++j)
       for (int k = 0; k <= j; ++k) S[j * s.c + k] = warp_sum(S[j * s.c + k]);
     if (lane != 0) continue;
@@ -435,9 +435,18 @@ class CudaEngine final : public BaEngine {
     d_camera_residuals_ = DeviceVector<int>(index_.camera_residuals.empty() ? std::vector<int>{0} : index_.camera_residuals);
     d_point_start_ = DeviceVector<int>(index_.point_start);
     d_point_residuals_ = DeviceVector<int>(index_.point_residuals.empty() ? std::vector<int>{0} : index_.point_residuals);
+    RepeatedPairs pairs;
+    if (!index_.pair_next.empty()) {
+      d_pair_next_ = DeviceVector<int>(index_.pair_next);
+      d_pair_repeat_ = linalg_cuda::DeviceBuffer(index_.pair_repeat.size());
+      LINALG_CUDA_CHECK(cudaMemcpyAsync(d_pair_repeat_.data(), index_.pair_repeat.data(), index_.pair_repeat.size(),
+                                        cudaMemcpyHostToDevice, stream_));
+      LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      pairs = {d_pair_next_.data(), static_cast<const unsigned char*>(d_pair_repeat_.data())};
+    }
     shape_ = {R, index_.cameras, index_.points, c, m, d_camera_of_.data(), d_point_of_.data(), d_camera_param_.data(),
               d_point_param_.data(), d_camera_start_.data(), d_camera_residuals_.data(), d_point_start_.data(),
-              d_point_residuals_.data()};
+              d_point_residuals_.data(), pairs};
 
     host_cameras_.resize(layout.cameras.size() * c);
     host_points_.resize(layout.points.size() * 3);
@@ -893,7 +902,8 @@ class CudaEngine final : public BaEngine {
   bool jacobian_changed_ = true;  // F_by_point_ and E_by_point_ must be refreshed before the next step
   std::size_t camera_values_ = 0, n_ = 0;
   DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
-      d_point_start_, d_point_residuals_;
+      d_point_start_, d_point_residuals_, d_pair_next_;
+  linalg_cuda::DeviceBuffer d_pair_repeat_;  // bytes (BaIndex::pair_repeat), empty when no pair repeats
   DeviceVector<double> cameras_, points_, candidate_cameras_, candidate_points_, observations_;
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
   int chunks_ = 0;

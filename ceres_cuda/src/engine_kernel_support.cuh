@@ -28,6 +28,7 @@ struct Shape {
   const int* camera_residuals;
   const int* point_start;
   const int* point_residuals;
+  RepeatedPairs pairs;  // residuals of a camera that share its point (null when none do)
 };
 
 __device__ __forceinline__ ConstBlocks soa(const double* data, int count) { return ConstBlocks(data, count, 1); }

@@ -161,12 +161,20 @@ LINALG_HD void camera_gather(ConstBlocks F, int m, int c, ResidualRange r, const
   }
 }
 
+// Which residuals of a camera share its point (BaIndex::pair_next and pair_repeat; both null when
+// none do).
+struct RepeatedPairs {
+  const int* next = nullptr;
+  const unsigned char* repeat = nullptr;
+};
+
 // Accumulates the lower triangle of the c x c diagonal block of S (schur = true: sum F_i'F_i -
-// (F_i'E_i) V^-1 (E_i'F_i)) or of U without D (schur = false) over the range, row-major into S
-// (which the caller zeroes). point_of[i] is residual i's point (-1: constant point), Vinv the
-// inverted point blocks (9 per point, in Blocks layout).
+// sum over the camera's points W_p V_p^-1 W_p', W_p = sum F_i'E_i over its residuals with point p, as
+// Ceres' SCHUR_JACOBI) or of U without D (schur = false) over the range, row-major into S (which the
+// caller zeroes). point_of[i] is residual i's point (-1: constant point), Vinv the inverted point
+// blocks (9 per point, in Blocks layout).
 LINALG_HD void camera_block_accumulate(ConstBlocks F, ConstBlocks E, ConstBlocks Vinv, const int* point_of, int m,
-                                              int c, ResidualRange r, bool schur, double* S) {
+                                              int c, ResidualRange r, bool schur, RepeatedPairs pairs, double* S) {
   for (int t = r.begin; t < r.end; t += r.stride) {
     const int i = r.ids[t];
     for (int a = 0; a < m; ++a)
@@ -176,7 +184,8 @@ LINALG_HD void camera_block_accumulate(ConstBlocks F, ConstBlocks E, ConstBlocks
       }
     const int p = point_of[i];
     if (!schur || p < 0) continue;
-    // W = F'E (c x 3), then S -= W V^-1 W'.
+    if (pairs.repeat && pairs.repeat[i]) continue;  // its F'E went into W at the pair's first residual
+    // W = F'E (c x 3), summed over the camera's residuals with this point, then S -= W V^-1 W'.
     double W[3 * 16], WV[3 * 16];
     for (int j = 0; j < c; ++j)
       for (int q = 0; q < 3; ++q) {
@@ -184,6 +193,13 @@ LINALG_HD void camera_block_accumulate(ConstBlocks F, ConstBlocks E, ConstBlocks
         for (int a = 0; a < m; ++a) s += F(i, a * c + j) * E(i, 3 * a + q);
         W[3 * j + q] = s;
       }
+    for (int k = pairs.next ? pairs.next[i] : -1; k >= 0; k = pairs.next[k])
+      for (int j = 0; j < c; ++j)
+        for (int q = 0; q < 3; ++q) {
+          double s = 0.0;
+          for (int a = 0; a < m; ++a) s += F(k, a * c + j) * E(k, 3 * a + q);
+          W[3 * j + q] += s;
+        }
     for (int j = 0; j < c; ++j)
       for (int q = 0; q < 3; ++q)
         WV[3 * j + q] = W[3 * j] * Vinv(p, q) + W[3 * j + 1] * Vinv(p, 3 + q) + W[3 * j + 2] * Vinv(p, 6 + q);

@@ -55,6 +55,22 @@ inline std::unique_ptr<ceres::Problem> make_problem(ceres_cuda::BALProblem& bal,
   return problem;
 }
 
+// bal with every third observation repeated (0.4 px off): residual blocks that share a camera and a
+// point, whose Schur terms Ceres' SCHUR_JACOBI sums before the point's inverse (W_cp V_p^-1 W_cp', W_cp
+// the sum over the pair's residuals).
+inline ceres_cuda::BALProblem with_repeated_observations(const ceres_cuda::BALProblem& bal) {
+  std::vector<int> cams, pts;
+  std::vector<double> obs;
+  for (int i = 0; i < bal.num_observations(); ++i)
+    for (int copy = 0; copy < (i % 3 == 0 ? 2 : 1); ++copy) {
+      cams.push_back(bal.camera_index()[i]);
+      pts.push_back(bal.point_index()[i]);
+      obs.push_back(bal.observations()[2 * i] + 0.4 * copy);
+      obs.push_back(bal.observations()[2 * i + 1] - 0.4 * copy);
+    }
+  return ceres_cuda::BALProblem(bal.num_cameras(), bal.num_points(), cams, pts, obs, bal.cameras(), bal.points());
+}
+
 inline ceres::Solver::Options ba_options(ceres::LinearSolverType type = ceres::ITERATIVE_SCHUR,
                                          ceres::PreconditionerType preconditioner = ceres::SCHUR_JACOBI,
                                          int iterations = 20) {

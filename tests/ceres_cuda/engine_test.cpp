@@ -139,6 +139,13 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineWithPointsOfEverySize) {
   }
 }
 
+TEST(GpuEngine, PiecesMatchTheCpuEngineWithRepeatedObservations) {
+  REQUIRE_CUDA_DEVICE();
+  ceres_cuda::BALProblem bal = ba_test::with_repeated_observations(synthetic(24));
+  auto problem = ba_test::make_problem(bal, false);
+  compare_engines(problem.get(), ceres::SCHUR_JACOBI, "camera-point pairs repeated");
+}
+
 TEST(GpuEngine, PiecesMatchTheCpuEngineOnLadybug) {
   REQUIRE_CUDA_DEVICE();
   const std::string path = ba_test::bal_path("problem-49-7776-pre.txt");

@@ -205,6 +205,18 @@ TEST(CpuSolve, NanObservationFailsLikeCeres) {
   EXPECT_EQ(b.cameras(), bal.cameras());  // untouched
 }
 
+TEST(CpuSolve, RepeatedObservationsTakeCeresPcgSteps) {
+  const ceres_cuda::BALProblem bal = ba_test::with_repeated_observations(synthetic(12, 600, 5));
+  const auto [reference, ours] = solve_both(bal, ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10),
+                                            Backend::Cpu);
+  expect_same_result(reference, ours);
+  // The same preconditioner gives the same PCG iteration counts, step by step.
+  ASSERT_EQ(ours.summary.iterations.size(), reference.iterations.size());
+  for (std::size_t k = 1; k < reference.iterations.size(); ++k)
+    EXPECT_EQ(ours.summary.iterations[k].linear_solver_iterations, reference.iterations[k].linear_solver_iterations)
+        << "LM iteration " << k;
+}
+
 TEST(CpuSolve, CameraWithoutObservationsAndPointSeenOnce) {
   // One camera sees nothing (it is not part of any residual: Ceres ignores it), one point is seen by a
   // single camera (its block V_p is rank 2 without damping: the LM diagonal keeps it invertible).

@@ -217,6 +217,43 @@ TEST(CpuSolve, RepeatedObservationsTakeCeresPcgSteps) {
         << "LM iteration " << k;
 }
 
+// LM iteration by LM iteration, the same PCG iteration count and cost as ceres::Solve.
+void expect_same_steps(const ceres::Solver::Summary& reference, const Outcome& ours, int* longest_pcg) {
+  ASSERT_EQ(ours.summary.iterations.size(), reference.iterations.size());
+  for (std::size_t k = 1; k < reference.iterations.size(); ++k) {
+    *longest_pcg = std::max(*longest_pcg, reference.iterations[k].linear_solver_iterations);
+    EXPECT_EQ(ours.summary.iterations[k].linear_solver_iterations, reference.iterations[k].linear_solver_iterations)
+        << "LM iteration " << k;
+    EXPECT_NEAR(ours.summary.iterations[k].cost, reference.iterations[k].cost, 1e-9 * reference.iterations[k].cost)
+        << "LM iteration " << k;
+  }
+}
+
+TEST(CpuSolve, LongPcgRunsTakeCeresSteps) {
+  // PCG runs past 20 iterations, where Ceres' CG recomputes its residual as b - A x every 10th
+  // iteration and ours keeps updating it: the counts still agree (the difference is rounding).
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 40;
+  o.num_points = 3000;
+  o.observations_per_point = 5;
+  o.camera_perturbation = 0.05;
+  o.seed = 9;
+  int longest = 0;
+  {
+    const auto [reference, ours] = solve_both(ceres_cuda::make_synthetic_bal(o),
+                                              ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 8), Backend::Cpu);
+    expect_same_result(reference, ours);
+    expect_same_steps(reference, ours, &longest);
+  }
+  EXPECT_GT(longest, 20) << "the problem should make the PCG run past two residual resets";
+  const std::string path = ba_test::bal_path("problem-49-7776-pre.txt");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set CUDA_SOLVERS_DATA)";
+  const auto [reference, ours] = solve_both(ceres_cuda::BALProblem::read(path),
+                                            ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 50), Backend::Cpu);
+  expect_same_result(reference, ours);
+  expect_same_steps(reference, ours, &longest);  // Ladybug to convergence: 32 LM iterations, up to 34 PCG
+}
+
 TEST(CpuSolve, CameraWithoutObservationsAndPointSeenOnce) {
   // One camera sees nothing (it is not part of any residual: Ceres ignores it), one point is seen by a
   // single camera (its block V_p is rank 2 without damping: the LM diagonal keeps it invertible).

@@ -51,6 +51,12 @@ constexpr int kMaxReduceBlocks = 1024;
                                    " at " + __FILE__ + ":" + std::to_string(__LINE__));                    \
   } while (0)
 
+// An index array on the device, one element long at least (a kernel argument must point somewhere);
+// uploaded from v itself, without a host copy.
+DeviceVector<int> upload_index(const std::vector<int>& v) {
+  return v.empty() ? DeviceVector<int>(std::vector<int>{0}) : DeviceVector<int>(v);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -432,9 +438,9 @@ class CudaEngine final : public BaEngine {
     d_camera_param_ = DeviceVector<int>(index_.camera_param);
     d_point_param_ = DeviceVector<int>(index_.point_param);
     d_camera_start_ = DeviceVector<int>(index_.camera_start);
-    d_camera_residuals_ = DeviceVector<int>(index_.camera_residuals.empty() ? std::vector<int>{0} : index_.camera_residuals);
+    d_camera_residuals_ = upload_index(index_.camera_residuals);
     d_point_start_ = DeviceVector<int>(index_.point_start);
-    d_point_residuals_ = DeviceVector<int>(index_.point_residuals.empty() ? std::vector<int>{0} : index_.point_residuals);
+    d_point_residuals_ = upload_index(index_.point_residuals);
     RepeatedPairs pairs;
     if (!index_.pair_next.empty()) {
       d_pair_next_ = DeviceVector<int>(index_.pair_next);
@@ -492,11 +498,10 @@ class CudaEngine final : public BaEngine {
       const PointOrder order = make_point_order(index_);
       slots_ = index_.point_start.back();
       tiles_ = static_cast<int>(order.tile_start.size()) - 1;
-      const auto at_least_one = [](const std::vector<int>& v) { return v.empty() ? std::vector<int>{0} : v; };
       tile_start_ = DeviceVector<int>(order.tile_start);
-      slot_point_ = DeviceVector<int>(at_least_one(order.slot_point));
-      slot_camera_ = DeviceVector<int>(at_least_one(order.slot_camera));
-      residual_slot_ = DeviceVector<int>(at_least_one(order.residual_slot));
+      slot_point_ = upload_index(order.slot_point);
+      slot_camera_ = upload_index(order.slot_camera);
+      residual_slot_ = upload_index(order.residual_slot);
       const std::size_t slots = std::max(1, slots_);
       F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
       E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);

@@ -32,6 +32,7 @@ struct EngineCounters {
   int singular_point_blocks = 0;   // V_p blocks regularised (Cholesky failed)
   int singular_camera_blocks = 0;  // preconditioner / Schur diagonal blocks regularised
   double residual_seconds = 0, jacobian_seconds = 0, linear_seconds = 0;
+  double pcg_seconds = 0;  // of linear_seconds, in the PCG iterations themselves (ITERATIVE_SCHUR)
   int residual_evaluations = 0, jacobian_evaluations = 0;
 };
 

@@ -344,7 +344,9 @@ class CpuEngine final : public BaEngine {
       }
     };
     const linalg_cuda::CgOptions cg = step_cg_options(options_);
+    const auto pcg_start = std::chrono::steady_clock::now();
     const linalg_cuda::SolverSummary s = linalg_cuda::cpu::cg(apply_s, apply_m, rhs, y, cg);
+    counters_.pcg_seconds += seconds_since(pcg_start);
     result->linear_iterations = s.iterations;
     result->message = s.message;
     result->termination = to_linear_termination(s.termination);

@@ -34,8 +34,10 @@
 #include "linalg_cuda/errors.h"
 #include "robust_loss.h"
 #include "schur_math.h"
+#include "schur_block_kernels.cuh"
 #include "schur_product_kernels.cuh"
 #include "snavely_projection.h"
+#include "snavely_schur_kernels.cuh"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -302,17 +304,16 @@ __global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const 
   }
 }
 
-// z_c = B_c r_c with B in the continuous-element layout.
+// z_c = B_c r_c with B in the continuous-element layout; a thread per camera and row (a thread per
+// camera leaves too few threads to hide the loads' latency: there are only thousands of cameras).
 __global__ void block_apply_kernel(int C, int c, const double* __restrict__ B, const double* __restrict__ r,
                                    double* __restrict__ z) {
-  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < C; cam += gridDim.x * kThreads) {
-    double rc[kMaxCameraSize];
-    for (int k = 0; k < c; ++k) rc[k] = r[static_cast<std::size_t>(k) * C + cam];
-    for (int j = 0; j < c; ++j) {
-      double v = 0.0;
-      for (int k = 0; k < c; ++k) v += B[static_cast<std::size_t>(j * c + k) * C + cam] * rc[k];
-      z[static_cast<std::size_t>(j) * C + cam] = v;
-    }
+  const std::size_t n = static_cast<std::size_t>(C) * c;
+  for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < n; t += std::size_t(gridDim.x) * kThreads) {
+    const int cam = static_cast<int>(t % C), j = static_cast<int>(t / C);
+    double v = 0.0;
+    for (int k = 0; k < c; ++k) v += B[static_cast<std::size_t>(j * c + k) * C + cam] * r[static_cast<std::size_t>(k) * C + cam];
+    z[t] = v;
   }
 }
 
@@ -494,7 +495,8 @@ class CudaEngine final : public BaEngine {
     delta_ = DeviceVector<double>(n_, 0.0);
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
-    {  // The Schur product's point pass: point-order copies of F and E, v in point order, the tiles.
+    {  // The Schur product's point pass: the tiles, v in point order, point-order copies of F and E;
+       // on the fast path the cameras' frames for the camera pass.
       const PointOrder order = make_point_order(index_);
       slots_ = index_.point_start.back();
       tiles_ = static_cast<int>(order.tile_start.size()) - 1;
@@ -503,9 +505,11 @@ class CudaEngine final : public BaEngine {
       slot_camera_ = upload_index(order.slot_camera);
       residual_slot_ = upload_index(order.residual_slot);
       const std::size_t slots = std::max(1, slots_);
+      v_ = DeviceVector<double>(slots * m, 0.0);
       F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
       E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
-      v_ = DeviceVector<double>(slots * m, 0.0);
+      if (fast_)
+        frames_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(index_.cameras) * kFrameSize), 0.0);
     }
     // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product.
     std::vector<int> chunk_begin, camera_chunk_start{0};
@@ -518,6 +522,8 @@ class CudaEngine final : public BaEngine {
     chunk_begin_ = DeviceVector<int>(chunk_begin);
     camera_chunk_start_ = DeviceVector<int>(camera_chunk_start);
     partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * c), 0.0);
+    if (chunked_camera_blocks())
+      block_partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * kBalBlockSums), 0.0);
     rhs_ = DeviceVector<double>(camera_values_, 0.0);
     y_ = DeviceVector<double>(camera_values_, 0.0);
     blocks_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(index_.cameras) * c * c), 0.0);
@@ -564,9 +570,13 @@ class CudaEngine final : public BaEngine {
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
-  // After every Jacobian (and its scaling): the copies of F and E in point order that the Schur
-  // product's point pass reads.
-  void refresh_point_order() {
+  // After every Jacobian (and its scaling), what the Schur product reads: the copies of F and E in
+  // point order, and on the fast path the cameras' frames.
+  void refresh_schur_inputs() {
+    if (fast_) {
+      camera_frames_kernel<<<blocks_for(shape_.C), kThreads, 0, stream_>>>(shape_.C, cameras_.data(), frames_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
     if (slots_ == 0) return;
     const int F_entries = shape_.m * shape_.c, E_entries = 3 * shape_.m;
     gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * F_entries), kThreads, 0, stream_>>>(
@@ -580,7 +590,7 @@ class CudaEngine final : public BaEngine {
   StepResult solve_step(double radius, bool reuse_diagonal) override {
     const auto start = std::chrono::steady_clock::now();
     if (jacobian_changed_) {
-      refresh_point_order();
+      refresh_schur_inputs();
       jacobian_changed_ = false;
     }
     if (!reuse_diagonal) column_norms(norms_.data());
@@ -751,15 +761,25 @@ class CudaEngine final : public BaEngine {
   const Shape& shape() const { return shape_; }
   std::size_t camera_values() const { return camera_values_; }
   cudaStream_t stream() const { return stream_; }
-  const double* F() const { return F_.data(); }
   const double* Vinv() const { return Vinv_.data(); }
   const double* d2() const { return d2_.data(); }
   const double* blocks() const { return blocks_.data(); }
-  PointPass point_pass() const {
-    return {slots_, tile_start_.data(), slot_point_.data(), slot_camera_.data(), F_by_point_.data(), E_by_point_.data()};
+  bool fast() const { return fast_; }
+  template <int M, int C>
+  StoredPointTerms<M, C> stored_point_terms(const double* x) const {
+    return {shape_, slots_, slot_camera_.data(), F_by_point_.data(), E_by_point_.data(), x, v()};
+  }
+  template <int C>
+  StoredCameraTerms<C> stored_camera_terms(const double* x) const {
+    return {shape_, F_.data(), residual_slot_.data(), x, v_.data()};
+  }
+  SnavelyCameraTerms snavely_camera_terms(const double* x) const {
+    return {shape_, points_.data(), frames_.data(), scaling_.data(), layout_.loss, observations_.data(),
+            residual_slot_.data(), x, v_.data()};
   }
   int tiles() const { return tiles_; }
-  const int* residual_slot() const { return residual_slot_.data(); }
+  const int* tile_start() const { return tile_start_.data(); }
+  const int* slot_point() const { return slot_point_.data(); }
   double* v() const { return const_cast<double*>(v_.data()); }
   int chunks() const { return chunks_; }
   const int* chunk_begin() const { return chunk_begin_.data(); }
@@ -834,17 +854,33 @@ class CudaEngine final : public BaEngine {
     return result;
   }
 
+  // BAL-sized blocks without repeated camera-point pairs: the preconditioner's blocks over chunks
+  // (schur_block_kernels.cuh).
+  bool chunked_camera_blocks() const { return shape_.m == 2 && shape_.c == 9 && index_.pair_next.empty(); }
+  static constexpr int kBalBlockSums = CameraBlockTerms<2, 9>::kSums;
+
   void iterative_schur_solve(StepResult* result, int* counts) {
     const bool schur = options_.preconditioner == ceres::SCHUR_JACOBI;
-    camera_blocks_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
-        shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), schur, true, blocks_.data(), nullptr, 0, counts + 1);
+    if (chunked_camera_blocks()) {
+      const CameraBlockTerms<2, 9> terms{shape_, F_.data(), E_.data(), Vinv_.data(), schur};
+      camera_chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8))), kThreads, 0, stream_>>>(
+          terms, chunk_begin_.data(), chunks_, block_partial_.data(), kBalBlockSums);
+      LINALG_CUDA_CHECK_LAUNCH();
+      camera_block_sum_kernel<9><<<blocks_for(shape_.C), kThreads, 0, stream_>>>(
+          shape_, camera_chunk_start_.data(), block_partial_.data(), d2_.data(), blocks_.data(), counts + 1);
+    } else {
+      camera_blocks_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
+          shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), schur, true, blocks_.data(), nullptr, 0, counts + 1);
+    }
     LINALG_CUDA_CHECK_LAUNCH();
     linalg_cuda::CgOptions cg = step_cg_options(options_);
     cg.check_every = 2;  // the operator is costly: few leftover applications per read-back
     cg_.set_options(cg);
     const SchurOperator op(*this);
     const CameraBlockPreconditioner preconditioner(*this);
+    const auto pcg_start = std::chrono::steady_clock::now();
     const linalg_cuda::SolverSummary s = cg_.solve(op, rhs_, y_, &preconditioner);
+    counters_.pcg_seconds += seconds_since(pcg_start);
     result->linear_iterations = s.iterations;
     result->message = s.message;
     result->termination = to_linear_termination(s.termination);
@@ -904,7 +940,7 @@ class CudaEngine final : public BaEngine {
   cudaStream_t stream_;
   Shape shape_{};
   bool fast_ = false;
-  bool jacobian_changed_ = true;  // F_by_point_ and E_by_point_ must be refreshed before the next step
+  bool jacobian_changed_ = true;  // the Schur product's inputs must be refreshed before the next step
   std::size_t camera_values_ = 0, n_ = 0;
   DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
       d_point_start_, d_point_residuals_, d_pair_next_;
@@ -913,10 +949,11 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
   int chunks_ = 0;
   DeviceVector<int> chunk_begin_, camera_chunk_start_;
-  DeviceVector<double> partial_;
+  DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
   int slots_ = 0, tiles_ = 0;
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;
+  DeviceVector<double> frames_;  // fast path: per variable camera (snavely_jacobian_products.h)
   DeviceVector<double> Vinv_, point_tmp_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
@@ -933,23 +970,29 @@ std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 
 void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
   const Shape& s = engine_.shape();
-  // Bundle adjustment with BAL cameras (2 residuals, 9 camera parameters) gets kernels compiled for those
-  // sizes; anything else the ones for the largest sizes supported.
-  const bool bal = s.m == 2 && s.c == 9;
   cudaStream_t stream = engine_.stream();
-  if (engine_.tiles() > 0) {
-    const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(engine_.tiles()));
-    const auto kernel = bal ? point_pass_kernel<2, 9> : point_pass_kernel<kMaxResidualSize, kMaxCameraSize>;
-    kernel<<<blocks, kThreads, 0, stream>>>(s, engine_.point_pass(), engine_.tiles(), engine_.Vinv(), x.data(),
-                                            engine_.v());
+  const unsigned point_blocks = blocks_for(32 * static_cast<std::size_t>(std::max(1, engine_.tiles())));
+  const unsigned chunk_blocks = static_cast<unsigned>(std::max(1, std::min(engine_.chunks(), 65535 * 8)));
+  const auto passes = [&](const auto& point_terms, const auto& camera_terms) {
+    if (engine_.tiles() > 0) {
+      point_pass_kernel<<<point_blocks, kThreads, 0, stream>>>(point_terms, engine_.tile_start(), engine_.slot_point(),
+                                                               engine_.tiles(), engine_.Vinv());
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+    camera_chunk_kernel<<<chunk_blocks, kThreads, 0, stream>>>(camera_terms, engine_.chunk_begin(), engine_.chunks(),
+                                                               engine_.partial(), s.c);
     LINALG_CUDA_CHECK_LAUNCH();
+  };
+  if (engine_.fast()) {
+    passes(engine_.stored_point_terms<2, 9>(x.data()), engine_.snavely_camera_terms(x.data()));
+  } else if (s.m == 2 && s.c == 9) {
+    // BAL-sized blocks get kernels compiled for those sizes; anything else the largest sizes supported.
+    passes(engine_.stored_point_terms<2, 9>(x.data()), engine_.stored_camera_terms<9>(x.data()));
+  } else {
+    passes(engine_.stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x.data()),
+           engine_.stored_camera_terms<kMaxCameraSize>(x.data()));
   }
-  const int chunks = engine_.chunks();
-  const auto chunk_kernel = bal ? camera_chunk_kernel<9> : camera_chunk_kernel<kMaxCameraSize>;
-  chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks, 65535 * 8))), kThreads, 0, stream>>>(
-      s, engine_.chunk_begin(), chunks, engine_.F(), engine_.residual_slot(), x.data(), engine_.v(), engine_.partial());
-  LINALG_CUDA_CHECK_LAUNCH();
-  camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, engine_.stream()>>>(
+  camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
       s, engine_.camera_chunk_start(), engine_.partial(), engine_.d2(), x.data(), y.data());
   LINALG_CUDA_CHECK_LAUNCH();
 }
@@ -958,7 +1001,8 @@ std::size_t CameraBlockPreconditioner::size() const { return engine_.camera_valu
 
 void CameraBlockPreconditioner::apply(const DeviceVector<double>& r, DeviceVector<double>& z) const {
   const Shape& s = engine_.shape();
-  block_apply_kernel<<<blocks_for(s.C), kThreads, 0, engine_.stream()>>>(s.C, s.c, engine_.blocks(), r.data(), z.data());
+  block_apply_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, engine_.stream()>>>(
+      s.C, s.c, engine_.blocks(), r.data(), z.data());
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

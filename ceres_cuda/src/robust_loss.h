@@ -101,6 +101,16 @@ LINALG_HD void correct_jacobian(const LossCorrection& c, const double* f, int m,
   }
 }
 
+// The corrected Jacobian as an operator: correct_jacobian makes J into C J with the symmetric
+// C = sqrt_rho1 (I - alpha_sq_norm f f'), so (C J) x = C (J x) and (C J)' v = J' (C v). Applies C to
+// v (m values) in place; f is the uncorrected residual.
+LINALG_HD void apply_correction(const LossCorrection& c, const double* f, int m, double* v) {
+  double fv = 0.0;
+  if (c.alpha_sq_norm != 0.0)
+    for (int a = 0; a < m; ++a) fv += f[a] * v[a];
+  for (int a = 0; a < m; ++a) v[a] = c.sqrt_rho1 * (v[a] - c.alpha_sq_norm * f[a] * fv);
+}
+
 // Recognises ceres::HuberLoss, CauchyLoss and SoftLOneLoss (exact type) and recovers their scale
 // by probing rho; the result is verified against the loss on a range of s, so a loss is only taken
 // as built-in when our formulas reproduce it. kind None for null; returns false for anything else.

@@ -64,65 +64,12 @@ PointOrder make_point_order(const BaIndex& index) {
   return o;
 }
 
-// Arguments of the point pass, by value.
-struct PointPass {
-  int slots;                  // residuals with a variable point, in point order
-  const int* tile_start;
-  const int* slot_point;
-  const int* slot_camera;
-  const double* F;            // point order, entry k of slot q at k * slots + q
-  const double* E;            // point order, likewise
-};
-
-// u = F_q x_c for point-order slot q (zero when the camera is constant), summed over k in order like
-// camera_term, so u has the same bits in both passes.
-template <int M, int C>
-__device__ __forceinline__ void slot_camera_term(const Shape& s, const PointPass& pp, int q, const double* x,
-                                                 double (&u)[M]) {
-#pragma unroll
-  for (int a = 0; a < M; ++a) u[a] = 0.0;
-  const int cam = pp.slot_camera[q];
-  if (cam < 0) return;
-  double xc[C];
-#pragma unroll
-  for (int k = 0; k < C; ++k)
-    if (k < s.c) xc[k] = x[cam_at(s, cam, k)];
-#pragma unroll
-  for (int a = 0; a < M; ++a) {
-    if (a >= s.m) break;
-#pragma unroll
-    for (int k = 0; k < C; ++k)
-      if (k < s.c) u[a] += pp.F[static_cast<std::size_t>(a * s.c + k) * pp.slots + q] * xc[k];
-  }
-}
-
-// g = E_q' u.
-template <int M>
-__device__ __forceinline__ void slot_point_gradient(const Shape& s, const PointPass& pp, int q,
-                                                    const double (&u)[M], double (&g)[3]) {
-  g[0] = g[1] = g[2] = 0.0;
-#pragma unroll
-  for (int a = 0; a < M; ++a) {
-    if (a >= s.m) break;
-#pragma unroll
-    for (int j = 0; j < 3; ++j) g[j] += pp.E[static_cast<std::size_t>(3 * a + j) * pp.slots + q] * u[a];
-  }
-}
-
-// v_q = u - E_q w, stored in point order.
-template <int M>
-__device__ __forceinline__ void store_slot_v(const Shape& s, const PointPass& pp, int q,
-                                             const double (&u)[M], const double (&w)[3], double* v) {
-#pragma unroll
-  for (int a = 0; a < M; ++a) {
-    if (a >= s.m) break;
-    double t = 0.0;
-#pragma unroll
-    for (int j = 0; j < 3; ++j) t += pp.E[static_cast<std::size_t>(3 * a + j) * pp.slots + q] * w[j];
-    v[static_cast<std::size_t>(q) * s.m + a] = u[a] - t;
-  }
-}
-
+// The point pass's walk over the tiles, whatever forms the residuals' terms. Terms has
+//   kMinBlocks                                                            blocks per SM to fit
+//   struct Slot;                                                          what a slot keeps between calls
+//   void load(int q, int p, Slot&) const;                                 u_q = F_q x_c (and what else it needs)
+//   void gradient(int q, const Slot&, double (&g)[3]) const;              g = E_q' u_q
+//   void store(int q, const Slot&, int p, const double (&w)[3]) const;    v_q = u_q - E_q w, in point order
 __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double* Vinv, int p, const double (&g)[3],
                                                     double (&w)[3]) {
 #pragma unroll
@@ -133,16 +80,16 @@ __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double
   }
 }
 
-// M, C: bounds on the residual and camera sizes known when compiled (the arrays stay in registers).
-template <int M, int C>
-__global__ void __launch_bounds__(kThreads) point_pass_kernel(Shape s, PointPass pp, int tiles,
-                                                              const double* __restrict__ Vinv,
-                                                              const double* __restrict__ x, double* __restrict__ v) {
+template <class Terms>
+__device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __restrict__ tile_start,
+                                                 const int* __restrict__ slot_point, int tiles,
+                                                 const double* __restrict__ Vinv, const Terms& terms) {
   const int lane = threadIdx.x % 32;
   const int warps = gridDim.x * kWarpsPerBlock;
   for (int tile = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32; tile < tiles; tile += warps) {
-    const int q0 = pp.tile_start[tile], q1 = pp.tile_start[tile + 1];
-    double u[M], g[3], w[3] = {0.0, 0.0, 0.0};
+    const int q0 = tile_start[tile], q1 = tile_start[tile + 1];
+    typename Terms::Slot slot;
+    double g[3], w[3] = {0.0, 0.0, 0.0};
     if (q1 - q0 <= kTileResiduals) {
       // Whole points, one lane per residual: a segmented inclusive scan leaves each point's sum on its
       // last lane (a fixed pattern for a given problem: the same bits every run).
@@ -150,11 +97,11 @@ __global__ void __launch_bounds__(kThreads) point_pass_kernel(Shape s, PointPass
       const bool active = q < q1;
       int head = lane, tail = lane, p = 0;
       if (active) {
-        p = pp.slot_point[q];
+        p = slot_point[q];
         head = s.point_start[p] - q0;
         tail = s.point_start[p + 1] - 1 - q0;
-        slot_camera_term<M, C>(s, pp, q, x, u);
-        slot_point_gradient<M>(s, pp, q, u, g);
+        terms.load(q, p, slot);
+        terms.gradient(q, slot, g);
       } else {
         g[0] = g[1] = g[2] = 0.0;
       }
@@ -166,17 +113,17 @@ __global__ void __launch_bounds__(kThreads) point_pass_kernel(Shape s, PointPass
       }
       if (active && lane == tail) apply_point_inverse(s, Vinv, p, g, w);
       for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
-      if (active) store_slot_v<M>(s, pp, q, u, w, v);
+      if (active) terms.store(q, slot, p, w);
     } else {
       // One point with more residuals than lanes: sums over rounds of 32, then u again for v.
-      const int p = pp.slot_point[q0];
+      const int p = slot_point[q0];
       double total[3] = {0.0, 0.0, 0.0};
       for (int base = q0; base < q1; base += 32) {
         const int q = base + lane;
         g[0] = g[1] = g[2] = 0.0;
         if (q < q1) {
-          slot_camera_term<M, C>(s, pp, q, x, u);
-          slot_point_gradient<M>(s, pp, q, u, g);
+          terms.load(q, p, slot);
+          terms.gradient(q, slot, g);
         }
         for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
       }
@@ -185,12 +132,76 @@ __global__ void __launch_bounds__(kThreads) point_pass_kernel(Shape s, PointPass
       for (int base = q0; base < q1; base += 32) {
         const int q = base + lane;
         if (q < q1) {
-          slot_camera_term<M, C>(s, pp, q, x, u);
-          store_slot_v<M>(s, pp, q, u, w, v);
+          terms.load(q, p, slot);
+          terms.store(q, slot, p, w);
         }
       }
     }
   }
+}
+
+// The terms from stored Jacobian blocks: point-order copies of F and E (refreshed after every
+// Jacobian). M, C: bounds on the residual and camera sizes known when compiled (arrays in registers).
+template <int M, int C>
+struct StoredPointTerms {
+  static constexpr int kMinBlocks = 1;
+  Shape s;
+  int slots;                  // residuals with a variable point, in point order
+  const int* slot_camera;     // per slot: its residual's variable camera or -1
+  const double* F;            // point order, entry k of slot q at k * slots + q
+  const double* E;            // point order, likewise
+  const double* x;
+  double* v;
+  struct Slot {
+    double u[M];
+  };
+
+  // u = F_q x_c (zero when the camera is constant), summed over k in order like camera_term, so u has
+  // the same bits in both passes.
+  __device__ __forceinline__ void load(int q, int, Slot& slot) const {
+#pragma unroll
+    for (int a = 0; a < M; ++a) slot.u[a] = 0.0;
+    const int cam = slot_camera[q];
+    if (cam < 0) return;
+    double xc[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+      if (k < s.c) xc[k] = x[cam_at(s, cam, k)];
+#pragma unroll
+    for (int a = 0; a < M; ++a) {
+      if (a >= s.m) break;
+#pragma unroll
+      for (int k = 0; k < C; ++k)
+        if (k < s.c) slot.u[a] += F[static_cast<std::size_t>(a * s.c + k) * slots + q] * xc[k];
+    }
+  }
+
+  __device__ __forceinline__ void gradient(int q, const Slot& slot, double (&g)[3]) const {
+    g[0] = g[1] = g[2] = 0.0;
+#pragma unroll
+    for (int a = 0; a < M; ++a) {
+      if (a >= s.m) break;
+#pragma unroll
+      for (int j = 0; j < 3; ++j) g[j] += E[static_cast<std::size_t>(3 * a + j) * slots + q] * slot.u[a];
+    }
+  }
+
+  __device__ __forceinline__ void store(int q, const Slot& slot, int, const double (&w)[3]) const {
+#pragma unroll
+    for (int a = 0; a < M; ++a) {
+      if (a >= s.m) break;
+      double t = 0.0;
+#pragma unroll
+      for (int j = 0; j < 3; ++j) t += E[static_cast<std::size_t>(3 * a + j) * slots + q] * w[j];
+      v[static_cast<std::size_t>(q) * s.m + a] = slot.u[a] - t;
+    }
+  }
+};
+
+template <class Terms>
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks) point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point,
+                                                              int tiles, const double* __restrict__ Vinv) {
+  point_pass_tiles(terms.s, tile_start, slot_point, tiles, Vinv, terms);
 }
 
 // The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the
@@ -199,35 +210,71 @@ __global__ void __launch_bounds__(kThreads) point_pass_kernel(Shape s, PointPass
 // chunks in order, plus D_c^2 x_c.
 constexpr int kChunk = 1024;
 
-// C: a bound on the camera size known when compiled (acc stays in registers).
-template <int C>
-__global__ void __launch_bounds__(kThreads) camera_chunk_kernel(Shape s, const int* __restrict__ chunk_begin,
-                                                                int chunks, const double* __restrict__ F,
-                                                                const int* __restrict__ residual_slot,
-                                                                const double* __restrict__ x,
-                                                                const double* __restrict__ v,
-                                                                double* __restrict__ partial) {
+// The camera pass's walk over the chunks, whatever forms the residuals' terms. Terms has
+//   static constexpr int kSums, kMinBlocks;                                  sums per chunk, blocks per SM
+//   struct Camera; Camera camera(int i) const;                               per chunk, from its first residual i
+//   void add(const Camera&, int i, double (&acc)[kSums]) const;              residual i's part of F_i' v_i
+//   void finish(const Camera&, const double (&sums)[kSums], double* out) const;   the chunk's values
+// into partial, `stride` values per chunk.
+template <class Terms>
+__device__ __forceinline__ void camera_chunks(const Shape& s, const int* __restrict__ chunk_begin, int chunks,
+                                              const Terms& terms, double* __restrict__ partial, int stride) {
+  constexpr int N = Terms::kSums;
   for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    double acc[C];
-#pragma unroll
-    for (int k = 0; k < C; ++k) acc[k] = 0.0;
     // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices.
-    for (int i = chunk_begin[chunk] + threadIdx.x; i < chunk_begin[chunk + 1]; i += kThreads) {
-      const int q = residual_slot[i];
-      for (int a = 0; a < s.m; ++a) {
-        const double va = q >= 0 ? v[static_cast<std::size_t>(q) * s.m + a] : camera_term(s, F, i, a, x);
+    const int begin = chunk_begin[chunk], end = chunk_begin[chunk + 1];
+    const typename Terms::Camera camera = terms.camera(begin);
+    double acc[N];
 #pragma unroll
-        for (int k = 0; k < C; ++k)
-          if (k < s.c) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * va;
-      }
-    }
+    for (int k = 0; k < N; ++k) acc[k] = 0.0;
+    for (int i = begin + threadIdx.x; i < end; i += kThreads) terms.add(camera, i, acc);
+    __shared__ double sums[N];  // thread 0's (shared memory rather than N more registers per thread)
 #pragma unroll
-    for (int k = 0; k < C; ++k) {
-      if (k >= s.c) break;
+    for (int k = 0; k < N; ++k) {
       const double total = linalg_cuda::detail::block_sum<kThreads>(acc[k]);
-      if (threadIdx.x == 0) partial[static_cast<std::size_t>(chunk) * s.c + k] = total;
+      if (threadIdx.x == 0) sums[k] = total;
+    }
+    if (threadIdx.x == 0) terms.finish(camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
+  }
+}
+
+// The terms from the stored camera blocks (camera order) and v from the point pass. C: a bound on the
+// camera size known when compiled (the sums stay in registers).
+template <int C>
+struct StoredCameraTerms {
+  static constexpr int kSums = C;
+  static constexpr int kMinBlocks = 1;
+  Shape s;
+  const double* F;
+  const int* residual_slot;
+  const double* x;
+  const double* v;
+  struct Camera {};
+
+  __device__ __forceinline__ Camera camera(int) const { return {}; }
+
+  __device__ __forceinline__ void add(const Camera&, int i, double (&acc)[C]) const {
+    const int q = residual_slot[i];
+    for (int a = 0; a < s.m; ++a) {
+      const double va = q >= 0 ? v[static_cast<std::size_t>(q) * s.m + a] : camera_term(s, F, i, a, x);
+#pragma unroll
+      for (int k = 0; k < C; ++k)
+        if (k < s.c) acc[k] += F[static_cast<std::size_t>(a * s.c + k) * s.R + i] * va;
     }
   }
+
+  __device__ __forceinline__ void finish(const Camera&, const double (&sums)[C], double* out) const {
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+      if (k < s.c) out[k] = sums[k];
+  }
+};
+
+template <class Terms>
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks) camera_chunk_kernel(Terms terms, const int* chunk_begin,
+                                                                                   int chunks, double* partial,
+                                                                                   int stride) {
+  camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride);
 }
 
 __global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_chunk_start,

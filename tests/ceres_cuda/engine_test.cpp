@@ -131,6 +131,14 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineWithPointsOfEverySize) {
   }
   {
     ceres_cuda::BALProblem bal = points_of_every_size();
+    auto problem = ba_test::make_problem(bal, false, new ceres::SoftLOneLoss(2.0));
+    problem->SetParameterBlockConstant(bal.mutable_camera(5));
+    problem->SetParameterBlockConstant(bal.mutable_point(8));   // 60 residuals
+    problem->SetParameterBlockConstant(bal.mutable_point(13));  // 33 residuals
+    compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, SoftL1, points of 1 to 60 residuals, constant blocks");
+  }
+  {
+    ceres_cuda::BALProblem bal = points_of_every_size();
     auto problem = ba_test::make_problem(bal, true);
     problem->SetParameterBlockConstant(bal.mutable_camera(5));
     problem->SetParameterBlockConstant(bal.mutable_point(8));   // 60 residuals

@@ -42,6 +42,8 @@ struct SolveDetails {
   int singular_camera_blocks = 0;      // camera blocks of the preconditioner that did
   int linear_iterations = 0;           // PCG iterations, all steps
   double linear_seconds = 0;           // time in the linear solver (PCG or dense Schur), all steps
+  double pcg_seconds = 0;              // of which in the PCG iterations (the rest: forming the reduced
+                                       // system, its preconditioner and the point back-substitution)
   double analysis_seconds = 0;         // reading the problem's structure through Ceres' API
   double setup_seconds = 0;            // building the engine (index, device memory, uploads)
 };

@@ -1,27 +1,23 @@
 #pragma once
-// Products with the Snavely model's Jacobians without storing them, for the GPU's Schur product on the
-// fast path. A PCG iteration multiplies by every residual's camera Jacobian twice and by its point
-// Jacobian twice; read from memory that is 336 bytes per residual, while the camera and the point
-// they come from are a few bytes per residual (cameras are few and stay in cache). So the product
-// forms them again from:
+// Products with the Snavely model's camera Jacobian without storing it, for the camera pass of the GPU's
+// Schur product on the fast path (snavely_schur_kernels.cuh): there all residuals of a chunk share one
+// camera, so forming J_c from the camera and the point moves fewer bytes than reading its 18 stored
+// values. From:
 //   - per camera, once per Jacobian, its frame: R(r), t, f, k1, k2, the rotation's branch and J_l(r);
-//   - per camera, once per product, its tangent: (J_l x_r, x_t, x_f, x_k1, x_k2) for the camera part x
-//     of the vector the product multiplies;
-//   - per residual, the point seen through the frame (SnavelyView).
+//   - per residual, the point seen through the frame (SnavelyView);
+//   - for J_c x, the camera's tangent of x: (J_l x_r, x_t, x_f, x_k1, x_k2).
 // The model and the derivatives are snavely_residual's (snavely_projection.h) in matrix form:
-//   J_c = [A dP/dr, A, d p, f |p|^2 p, f |p|^4 p],  dP/dr = -[v]x J_l,  J_p = A R,
+//   J_c = [A dP/dr, A, d p, f |p|^2 p, f |p|^4 p],  dP/dr = -[v]x J_l,
 // with v = R X (v = X in the first-order branch); each product is written out at its function. They
-// agree with snavely_residual's Jacobians to rounding (tests/ceres_cuda/snavely_jacobian_products_test).
+// agree with snavely_residual's Jacobian to rounding (tests/ceres_cuda/snavely_jacobian_products_test).
 #include "linalg_cuda/host_device.h"
 #include "snavely_projection.h"
 
 namespace ceres_cuda::detail {
 
 // Frame: R [0, 9) row-major, t [9, 12), f k1 k2 [12, 15), 1 for Rodrigues or 0 for the first-order
-// rotation [15], J_l [16, 25) row-major, zeros to 28 (a whole number of 32-byte sectors). A view
-// reads the head, [0, 16), only.
+// rotation [15], J_l [16, 25) row-major, zeros to 28 (a whole number of 32-byte sectors).
 constexpr int kFrameSize = 28;
-constexpr int kFrameHead = 16;
 constexpr int kFrameRodrigues = 15, kFrameJl = 16;
 // Tangent: J_l x_r [0, 3), x_t [3, 6), x_f x_k1 x_k2 [6, 9).
 constexpr int kTangentSize = 9;
@@ -33,14 +29,11 @@ LINALG_HD void snavely_frame(const double* camera, double* frame) {
   for (int k = kFrameJl + 9; k < kFrameSize; ++k) frame[k] = 0.0;
 }
 
-// Entry i of the tangent; x: the camera's 9 values of the vector (Jacobi-scaled already).
-LINALG_HD double snavely_tangent_entry(const double* frame, const double* x, int i) {
-  const double* Jl = frame + kFrameJl;
-  return i < 3 ? Jl[3 * i] * x[0] + Jl[3 * i + 1] * x[1] + Jl[3 * i + 2] * x[2] : x[i];
-}
-
+// x: the camera's 9 values of the vector (Jacobi-scaled already).
 LINALG_HD void snavely_tangent(const double* frame, const double* x, double* tangent) {
-  for (int i = 0; i < kTangentSize; ++i) tangent[i] = snavely_tangent_entry(frame, x, i);
+  const double* Jl = frame + kFrameJl;
+  for (int i = 0; i < 3; ++i) tangent[i] = Jl[3 * i] * x[0] + Jl[3 * i + 1] * x[1] + Jl[3 * i + 2] * x[2];
+  for (int k = 3; k < kTangentSize; ++k) tangent[k] = x[k];
 }
 
 // A point X seen through a frame.
@@ -78,24 +71,6 @@ LINALG_HD void camera_jacobian_times(const SnavelyView& view, const double* fram
   const double f = frame[12];
   const double radial = im.distortion * tangent[6] + f * im.rr * (tangent[7] + im.rr * tangent[8]);
   for (int a = 0; a < 2; ++a) u[a] = im.A[3 * a] * e[0] + im.A[3 * a + 1] * e[1] + im.A[3 * a + 2] * e[2] + im.p[a] * radial;
-}
-
-// u = J_p w = A R w.
-LINALG_HD void point_jacobian_times(const SnavelyView& view, const double* frame, const double* w, double* u) {
-  const double* R = frame;
-  double Rw[3];
-  for (int i = 0; i < 3; ++i) Rw[i] = R[3 * i] * w[0] + R[3 * i + 1] * w[1] + R[3 * i + 2] * w[2];
-  const double* A = view.image.A;
-  for (int a = 0; a < 2; ++a) u[a] = A[3 * a] * Rw[0] + A[3 * a + 1] * Rw[1] + A[3 * a + 2] * Rw[2];
-}
-
-// g = J_p' u = R' A' u.
-LINALG_HD void point_jacobian_transpose_times(const SnavelyView& view, const double* frame, const double* u, double* g) {
-  const double* A = view.image.A;
-  const double* R = frame;
-  double b[3];
-  for (int j = 0; j < 3; ++j) b[j] = A[j] * u[0] + A[3 + j] * u[1];
-  for (int j = 0; j < 3; ++j) g[j] = R[j] * b[0] + R[3 + j] * b[1] + R[6 + j] * b[2];
 }
 
 // J_c' u summed over a camera's residuals in a form that leaves out the camera's constants (J_l, f):

@@ -66,11 +66,11 @@ PointOrder make_point_order(const BaIndex& index) {
 }
 
 // The point pass's walk over the tiles, whatever forms the residuals' terms. Terms has
-//   kMinBlocks                                                            blocks per SM to fit
-//   struct Slot;                                                          what a slot keeps between calls
-//   void load(int q, int p, Slot&) const;                                 u_q = F_q x_c (and what else it needs)
-//   void gradient(int q, const Slot&, double (&g)[3]) const;              g = E_q' u_q
-//   void store(int q, const Slot&, int p, const double (&w)[3]) const;    v_q = u_q - E_q w, in point order
+//   kMinBlocks                                                  blocks per multiprocessor to fit
+//   struct Slot;                                                what a slot keeps between the calls
+//   void load(int q, Slot&) const;                              u_q = F_q x_c
+//   void gradient(int q, const Slot&, double (&g)[3]) const;    g = E_q' u_q
+//   void store(int q, const Slot&, const double (&w)[3]) const; v_q = u_q - E_q w, in point order
 __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double* Vinv, int p, const double (&g)[3],
                                                     double (&w)[3]) {
 #pragma unroll
@@ -101,7 +101,7 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
         p = slot_point[q];
         head = s.point_start[p] - q0;
         tail = s.point_start[p + 1] - 1 - q0;
-        terms.load(q, p, slot);
+        terms.load(q, slot);
         terms.gradient(q, slot, g);
       } else {
         g[0] = g[1] = g[2] = 0.0;
@@ -114,7 +114,7 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
       }
       if (active && lane == tail) apply_point_inverse(s, Vinv, p, g, w);
       for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
-      if (active) terms.store(q, slot, p, w);
+      if (active) terms.store(q, slot, w);
     } else {
       // One point with more residuals than lanes: sums over rounds of 32, then u again for v.
       const int p = slot_point[q0];
@@ -123,7 +123,7 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
         const int q = base + lane;
         g[0] = g[1] = g[2] = 0.0;
         if (q < q1) {
-          terms.load(q, p, slot);
+          terms.load(q, slot);
           terms.gradient(q, slot, g);
         }
         for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
@@ -133,8 +133,8 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
       for (int base = q0; base < q1; base += 32) {
         const int q = base + lane;
         if (q < q1) {
-          terms.load(q, p, slot);
-          terms.store(q, slot, p, w);
+          terms.load(q, slot);
+          terms.store(q, slot, w);
         }
       }
     }
@@ -160,7 +160,7 @@ struct StoredPointTerms {
 
   // u = F_q x_c (zero when the camera is constant), summed over k in order like camera_term, so u has
   // the same bits in both passes.
-  __device__ __forceinline__ void load(int q, int, Slot& slot) const {
+  __device__ __forceinline__ void load(int q, Slot& slot) const {
 #pragma unroll
     for (int a = 0; a < M; ++a) slot.u[a] = 0.0;
     const int cam = slot_camera[q];
@@ -188,7 +188,7 @@ struct StoredPointTerms {
     }
   }
 
-  __device__ __forceinline__ void store(int q, const Slot& slot, int, const double (&w)[3]) const {
+  __device__ __forceinline__ void store(int q, const Slot& slot, const double (&w)[3]) const {
 #pragma unroll
     for (int a = 0; a < M; ++a) {
       if (a >= s.m) break;
@@ -201,8 +201,8 @@ struct StoredPointTerms {
 };
 
 template <class Terms>
-__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks) point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point,
-                                                              int tiles, const double* __restrict__ Vinv) {
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
+    point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point, int tiles, const double* __restrict__ Vinv) {
   point_pass_tiles(terms.s, tile_start, slot_point, tiles, Vinv, terms);
 }
 
@@ -215,7 +215,7 @@ constexpr int kChunk = 1024;
 // The camera pass's walk over the chunks, whatever forms the residuals' terms. Terms has
 //   static constexpr int kSums, kMinBlocks;                                  sums per chunk, blocks per SM
 //   struct Camera; Camera camera(int i) const;                               per chunk, from its first residual i
-//   void add(const Camera&, int i, double (&acc)[kSums]) const;              residual i's part of F_i' v_i
+//   void add(const Camera&, int i, double (&acc)[kSums]) const;              residual i's part (of F_i' v_i)
 //   void finish(const Camera&, const double (&sums)[kSums], double* out) const;   the chunk's values
 // into partial, `stride` values per chunk.
 template <class Terms>
@@ -273,9 +273,8 @@ struct StoredCameraTerms {
 };
 
 template <class Terms>
-__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks) camera_chunk_kernel(Terms terms, const int* chunk_begin,
-                                                                                   int chunks, double* partial,
-                                                                                   int stride) {
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
+    camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride) {
   camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride);
 }
 

@@ -96,8 +96,10 @@ int main(int argc, char** argv) {
       if (!details.fallback_reason.empty()) std::cout << "fallback reason: " << details.fallback_reason << "\n";
       std::printf("set-up: %.3f s reading the problem, %.3f s building the engine\n", details.analysis_seconds,
                   details.setup_seconds);
-      std::printf("PCG: %d iterations in %.3f s; regularised blocks: %d point, %d camera\n", details.linear_iterations,
-                  details.linear_seconds, details.singular_point_blocks, details.singular_camera_blocks);
+      std::printf("linear solver: %d PCG iterations, %.3f s (%.3f s in the iterations themselves); regularised blocks: "
+                  "%d point, %d camera\n",
+                  details.linear_iterations, details.linear_seconds, details.pcg_seconds, details.singular_point_blocks,
+                  details.singular_camera_blocks);
     }
     std::cout << summary.FullReport() << "\n";
     if (args.count("--plot")) {

@@ -210,12 +210,14 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 // residuals are cut into chunks of at most kChunk residuals of one camera; one block per chunk sums
 // F_i' v_i over its residuals (a fixed-order block sum per entry), and then each camera adds up its
 // chunks in order, plus D_c^2 x_c.
-constexpr int kChunk = 1024;
+constexpr int kChunk = 1024;  // 2048 and 4096 ran the same at Venice scale on the H100
 
 // The camera pass's walk over the chunks, whatever forms the residuals' terms. Terms has
 //   static constexpr int kSums, kMinBlocks;                                  sums per chunk, blocks per SM
 //   struct Camera; Camera camera(int i) const;                               per chunk, from its first residual i
-//   void add(const Camera&, int i, double (&acc)[kSums]) const;              residual i's part (of F_i' v_i)
+//   static constexpr int kBatch; struct Fetched;                            residuals a thread loads at once
+//   void fetch(const Camera&, int i, Fetched&) const;                        residual i's gathered inputs
+//   void add(const Camera&, int i, const Fetched&, double (&acc)[kSums]) const;  residual i's part (of F_i' v_i)
 //   void finish(const Camera&, const double (&sums)[kSums], double* out) const;   the chunk's values
 // into partial, `stride` values per chunk.
 template <class Terms>
@@ -229,13 +231,20 @@ __device__ __forceinline__ void camera_chunks(const Shape& s, const int* __restr
     double acc[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) acc[k] = 0.0;
-    for (int i = begin + threadIdx.x; i < end; i += kThreads) terms.add(camera, i, acc);
-    __shared__ double sums[N];  // thread 0's (shared memory rather than N more registers per thread)
+    // A thread's residuals kBatch at a time, all their loads issued before any is used: the passes that
+    // gather per residual (a point, a slot of v) are bound by those loads' latency otherwise. The sums
+    // still take the residuals in order.
+    for (int base = begin + threadIdx.x; base < end; base += Terms::kBatch * kThreads) {
+      typename Terms::Fetched fetched[Terms::kBatch];
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const double total = linalg_cuda::detail::block_sum<kThreads>(acc[k]);
-      if (threadIdx.x == 0) sums[k] = total;
+      for (int b = 0; b < Terms::kBatch; ++b)
+        if (base + b * kThreads < end) terms.fetch(camera, base + b * kThreads, fetched[b]);
+#pragma unroll
+      for (int b = 0; b < Terms::kBatch; ++b)
+        if (base + b * kThreads < end) terms.add(camera, base + b * kThreads, fetched[b], acc);
     }
+    __shared__ double sums[N];  // thread 0's (shared memory rather than N more registers per thread)
+    linalg_cuda::detail::block_sums<kThreads>(acc, sums);
     if (threadIdx.x == 0) terms.finish(camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
   }
 }
@@ -246,16 +255,20 @@ template <int C>
 struct StoredCameraTerms {
   static constexpr int kSums = C;
   static constexpr int kMinBlocks = 1;
+  static constexpr int kBatch = 1;  // the blocks are streamed, not gathered
   Shape s;
   const double* F;
   const int* residual_slot;
   const double* x;
   const double* v;
   struct Camera {};
+  struct Fetched {};
 
   __device__ __forceinline__ Camera camera(int) const { return {}; }
 
-  __device__ __forceinline__ void add(const Camera&, int i, double (&acc)[C]) const {
+  __device__ __forceinline__ void fetch(const Camera&, int, Fetched&) const {}
+
+  __device__ __forceinline__ void add(const Camera&, int i, const Fetched&, double (&acc)[C]) const {
     const int q = residual_slot[i];
     for (int a = 0; a < s.m; ++a) {
       const double va = q >= 0 ? v[static_cast<std::size_t>(q) * s.m + a] : camera_term(s, F, i, a, x);

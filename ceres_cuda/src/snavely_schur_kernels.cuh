@@ -30,6 +30,10 @@ __global__ void camera_frames_kernel(int cameras, const double* __restrict__ par
 struct SnavelyCameraTerms {
   static constexpr int kSums = 9;
   static constexpr int kMinBlocks = 2;  // 3 (80 registers) spilled and ran slower on the H100
+  // Two residuals' gathers in flight a thread: 233 us a launch against 298 us one at a time at Venice
+  // scale on the H100 (with the single-barrier block sums); four, at 1 block per multiprocessor
+  // (204 registers), or with the points padded to 32 bytes, made no difference.
+  static constexpr int kBatch = 2;
   Shape s;
   const double* points;        // parameter blocks, natural layout
   const double* frames;        // per variable camera
@@ -42,32 +46,51 @@ struct SnavelyCameraTerms {
   struct Camera {
     int cam;
   };
+  struct Fetched {
+    double X[3];    // the point
+    double u[2];    // v of its slot (a variable point)
+    double obs[2];  // the observation (with a loss)
+    int q;          // the slot, or -1 for a constant point
+  };
 
   __device__ __forceinline__ const double* frame(int cam) const { return frames + static_cast<std::size_t>(cam) * kFrameSize; }
 
   __device__ __forceinline__ Camera camera(int i) const { return {s.camera_of[i]}; }
 
-  __device__ __forceinline__ void add(const Camera& camera, int i, double (&acc)[kSums]) const {
+  __device__ __forceinline__ void fetch(const Camera&, int i, Fetched& f) const {
+    const double* X = points + 3 * static_cast<std::size_t>(s.point_param[i]);
+    for (int j = 0; j < 3; ++j) f.X[j] = X[j];
+    f.q = residual_slot[i];
+    if (f.q >= 0) {
+      f.u[0] = v[2 * static_cast<std::size_t>(f.q)];
+      f.u[1] = v[2 * static_cast<std::size_t>(f.q) + 1];
+    }
+    if (loss.kind != LossKind::None) {
+      f.obs[0] = observations[i];
+      f.obs[1] = observations[s.R + i];
+    }
+  }
+
+  __device__ __forceinline__ void add(const Camera& camera, int, const Fetched& f, double (&acc)[kSums]) const {
     const double* frame = this->frame(camera.cam);
     SnavelyView view;
     // The evaluation at these parameters succeeded, so the point is off the camera's depth zero.
-    snavely_view(frame, points + 3 * static_cast<std::size_t>(s.point_param[i]), &view);
+    snavely_view(frame, f.X, &view);
     LossCorrection correction;
     double r[2];
     const bool robust = loss.kind != LossKind::None;
     if (robust) {
-      r[0] = view.prediction[0] - observations[i];
-      r[1] = view.prediction[1] - observations[s.R + i];
+      r[0] = view.prediction[0] - f.obs[0];
+      r[1] = view.prediction[1] - f.obs[1];
       const double sq = r[0] * r[0] + r[1] * r[1];
       double rho[3];
       loss.evaluate(sq, rho);
       correction = loss_correction(sq, rho);
     }
-    const int q = residual_slot[i];
     double u[2];
-    if (q >= 0) {
-      u[0] = v[2 * static_cast<std::size_t>(q)];
-      u[1] = v[2 * static_cast<std::size_t>(q) + 1];
+    if (f.q >= 0) {
+      u[0] = f.u[0];
+      u[1] = f.u[1];
     } else {  // a constant point: v = F_s x (rare: the tangent is formed here, per residual)
       double xs[kSnavelyCameraSize], tangent[kTangentSize];
       for (int k = 0; k < kSnavelyCameraSize; ++k) xs[k] = scaling[cam_at(s, camera.cam, k)] * x[cam_at(s, camera.cam, k)];

@@ -233,4 +233,11 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_direction(int n, const d
 
 #undef CG_GRID_STRIDE
 
+#if CUDART_VERSION >= 12040
+// The last node of the device-side loop's body: go round again while the iteration runs.
+__global__ void cg_continue_while_running(cudaGraphConditionalHandle handle, const CgState* s) {
+  cudaGraphSetConditional(handle, s->status == kCgRunning ? 1u : 0u);
+}
+#endif
+
 }  // namespace linalg_cuda::detail

@@ -68,6 +68,58 @@ void abandon_capture(cudaStream_t stream, cudaGraph_t* graph) {
   cudaGetLastError();
 }
 
+// A graph whose one node is a conditional WHILE loop with `batch` CG iterations as its body (captured
+// from enqueue_iteration, then a node that sets the loop's condition from the device state). Null
+// where the toolkit or driver has no conditional nodes; the caller then captures batches. Throws what
+// the capture throws, with the stream no longer capturing.
+template <class Enqueue>
+cudaGraph_t capture_device_loop(cudaStream_t stream, int batch, const Enqueue& enqueue_iteration, const CgState* state) {
+#if CUDART_VERSION >= 12040
+  cudaGraph_t graph = nullptr;
+  if (cudaGraphCreate(&graph, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  cudaGraphConditionalHandle handle{};
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeConditional;
+  cudaGraphNode_t node = nullptr;
+  bool made = cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault) == cudaSuccess;
+  if (made) {
+    params.conditional.handle = handle;
+    params.conditional.type = cudaGraphCondTypeWhile;
+    params.conditional.size = 1;
+    made = cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params) == cudaSuccess;
+  }
+  if (!made) {
+    cudaGetLastError();
+    cudaGraphDestroy(graph);
+    return nullptr;
+  }
+  cudaGraph_t body = params.conditional.phGraph_out[0];
+  try {
+    LINALG_CUDA_CHECK(cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+    for (int k = 0; k < batch; ++k) enqueue_iteration();
+    detail::cg_continue_while_running<<<1, 1, 0, stream>>>(handle, state);
+    LINALG_CUDA_CHECK_LAUNCH();
+    LINALG_CUDA_CHECK(cudaStreamEndCapture(stream, &body));
+  } catch (...) {
+    cudaGraph_t partial = nullptr;
+    cudaStreamEndCapture(stream, &partial);  // the body belongs to the node: destroyed with the graph
+    cudaGetLastError();
+    cudaGraphDestroy(graph);
+    throw;
+  }
+  return graph;
+#else
+  (void)stream;
+  (void)batch;
+  (void)enqueue_iteration;
+  (void)state;
+  return nullptr;
+#endif
+}
+
 }  // namespace
 
 ConjugateGradient::ConjugateGradient(CgOptions options) : options_(options) {}
@@ -177,15 +229,21 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   summary.rhs_norm = std::sqrt(state.bb);
   summary.initial_residual_norm = std::sqrt(state.rr);
 
-  // ---- capture a batch of iterations once per solve (pointers and operators may differ between
-  // solves, so a graph is never reused blindly; an existing executable graph is updated in place).
+  // ---- capture the loop, or a batch of iterations, once per solve (pointers and operators may differ
+  // between solves, so a graph is never reused blindly; an existing executable graph is updated in
+  // place).
   bool use_graph = options_.use_cuda_graph && state.status == detail::kCgRunning;
+  bool device_loop = false;
   if (use_graph) {
     cudaGraph_t graph = nullptr;
     try {
-      LINALG_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-      for (int k = 0; k < batch; ++k) enqueue_iteration();
-      LINALG_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      if (options_.use_device_loop) graph = capture_device_loop(stream, batch, enqueue_iteration, w.state);
+      device_loop = graph != nullptr;
+      if (!device_loop) {
+        LINALG_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int k = 0; k < batch; ++k) enqueue_iteration();
+        LINALG_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      }
     } catch (const CudaError&) {
       // Something in the operator cannot be captured: end the capture, forget it, launch directly.
       abandon_capture(stream, &graph);
@@ -206,7 +264,7 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
         if (status != cudaSuccess) {  // no graph then: launch directly
           cudaGetLastError();
           w.graph = nullptr;
-          use_graph = false;
+          use_graph = device_loop = false;
         }
       } else {
         cudaGraphDestroy(graph);

@@ -159,7 +159,9 @@ TEST(GpuCg, RepeatedSolvesAreBitIdentical) {
   EXPECT_EQ(x1.to_std(), x2.to_std());
 }
 
-TEST(GpuCg, BatchSizeAndGraphsDoNotChangeTheResult) {
+// Graphs with and without the device-side loop (a conditional node), and plain launches: the same
+// iterations and bits whatever the batch.
+TEST(GpuCg, BatchSizeGraphsAndTheDeviceLoopDoNotChangeTheResult) {
   REQUIRE_CUDA_DEVICE();
   const auto a = linalg_cuda::poisson2d(60);
   const linalg_cuda::DeviceCsrMatrix device_a(a);
@@ -168,10 +170,11 @@ TEST(GpuCg, BatchSizeAndGraphsDoNotChangeTheResult) {
   std::vector<double> reference;
   int reference_iterations = -1;
   for (const int check_every : {1, 7, 16, 100}) {
-    for (const bool graph : {true, false}) {
+    for (const int mode : {0, 1, 2}) {  // device loop, graph batches, plain launches
       CgOptions options = options_for(PreconditionerType::Jacobi, 1, 1e-9);
       options.check_every = check_every;
-      options.use_cuda_graph = graph;
+      options.use_cuda_graph = mode < 2;
+      options.use_device_loop = mode == 0;
       DeviceVector<double> x(a.rows(), 0.0);
       const auto summary = linalg_cuda::cg(device_a, b, x, options, &jacobi);
       ASSERT_TRUE(summary.converged);
@@ -179,8 +182,8 @@ TEST(GpuCg, BatchSizeAndGraphsDoNotChangeTheResult) {
         reference = x.to_std();
         reference_iterations = summary.iterations;
       }
-      EXPECT_EQ(summary.iterations, reference_iterations) << check_every << " " << graph;
-      EXPECT_EQ(x.to_std(), reference) << check_every << " " << graph;
+      EXPECT_EQ(summary.iterations, reference_iterations) << check_every << " " << mode;
+      EXPECT_EQ(x.to_std(), reference) << check_every << " " << mode;
     }
   }
 }

@@ -23,16 +23,21 @@ struct CgOptions {
   double quadratic_tolerance = 0.0;
   // Neither stopping rule is applied before this many iterations (Ceres' min_linear_solver_iterations).
   int min_iterations = 0;
-  // The GPU solver reads its convergence state back to the host every check_every iterations (a
-  // single small copy; the iterations in between run as one CUDA graph launch with no host sync).
-  // The device stops updating at the exact iteration that converged, so this never costs accuracy;
-  // it costs up to check_every - 1 leftover iterations, whose own kernels return at once but whose
-  // operator and general preconditioner applications run in full (a costly matrix-free operator may
-  // want a smaller value).
+  // The GPU solver tests for convergence every check_every iterations: the iterations in between run
+  // blindly (one CUDA graph, no host synchronisation). The device stops updating at the exact
+  // iteration that converged, so this never costs accuracy; it costs up to check_every - 1 leftover
+  // iterations, whose own kernels return at once but whose operator and general preconditioner
+  // applications run in full (a costly matrix-free operator wants 1: with the device loop below a test
+  // costs a few microseconds, while the fallback reads the state back to the host each time).
   int check_every = 16;
-  // Capture each batch of iterations in a CUDA graph (falls back to plain launches if an operator
-  // cannot be captured).
+  // Capture the iterations in a CUDA graph (falls back to plain launches if an operator cannot be
+  // captured).
   bool use_cuda_graph = true;
+  // With graphs: run the whole loop on the device, as a conditional WHILE node (CUDA 12.4 and later)
+  // whose body, check_every iterations, repeats until the state leaves "running", instead of the host
+  // reading the state back after each batch. Where conditional nodes are missing the solver falls back
+  // to those read-backs.
+  bool use_device_loop = true;
   // Used by the convenience solve() entry points that build the preconditioner themselves.
   PreconditionerType preconditioner = PreconditionerType::None;
   int block_size = 1;

@@ -507,10 +507,16 @@ class CudaEngine final : public BaEngine {
       residual_slot_ = upload_index(order.residual_slot);
       const std::size_t slots = std::max(1, slots_);
       v_ = DeviceVector<double>(slots * m, 0.0);
-      F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
       E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
-      if (fast_)
-        frames_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(index_.cameras) * kFrameSize), 0.0);
+      if (fast_) {
+        const std::size_t cameras = std::max(1, index_.cameras);
+        frames_ = DeviceVector<double>(cameras * kFrameSize, 0.0);
+        tangents_ = DeviceVector<double>(cameras * kCameraTangentSize, 0.0);
+        views_by_point_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
+        if (layout_.loss.kind != LossKind::None) corrections_by_point_ = DeviceVector<double>(slots * 4, 0.0);
+      } else {
+        F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
+      }
     }
     // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product.
     std::vector<int> chunk_begin, camera_chunk_start{0};
@@ -580,8 +586,14 @@ class CudaEngine final : public BaEngine {
     }
     if (slots_ == 0) return;
     const int F_entries = shape_.m * shape_.c, E_entries = 3 * shape_.m;
-    gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * F_entries), kThreads, 0, stream_>>>(
-        shape_, F_entries, F_.data(), F_by_point_.data());
+    if (fast_) {
+      compact_views_kernel<<<blocks_for(slots_), kThreads, 0, stream_>>>(
+          shape_, slots_, slot_camera_.data(), frames_.data(), points_.data(), layout_.loss, observations_.data(),
+          views_by_point_.data(), corrections_by_point_.size() ? corrections_by_point_.data() : nullptr);
+    } else {
+      gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * F_entries), kThreads, 0, stream_>>>(
+          shape_, F_entries, F_.data(), F_by_point_.data());
+    }
     LINALG_CUDA_CHECK_LAUNCH();
     gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * E_entries), kThreads, 0, stream_>>>(
         shape_, E_entries, E_.data(), E_by_point_.data());
@@ -774,6 +786,17 @@ class CudaEngine final : public BaEngine {
   StoredCameraTerms<C> stored_camera_terms(const double* x) const {
     return {shape_, F_.data(), residual_slot_.data(), x, v_.data()};
   }
+  // Launches the cameras' tangents of x (on the stream, before the passes that read them).
+  SnavelyPointTerms snavely_point_terms(const double* x) const {
+    double* tangents = const_cast<double*>(tangents_.data());
+    camera_tangents_kernel<<<blocks_for(shape_.C), kThreads, 0, stream_>>>(shape_, frames_.data(), scaling_.data(), x,
+                                                                           tangents);
+    LINALG_CUDA_CHECK_LAUNCH();
+    return {{shape_, slots_, slot_camera_.data(), nullptr, E_by_point_.data(), x, v()},
+            views_by_point_.data(),
+            corrections_by_point_.size() ? corrections_by_point_.data() : nullptr,
+            tangents};
+  }
   SnavelyCameraTerms snavely_camera_terms(const double* x) const {
     return {shape_, points_.data(), frames_.data(), scaling_.data(), layout_.loss, observations_.data(),
             residual_slot_.data(), x, v_.data()};
@@ -954,7 +977,9 @@ class CudaEngine final : public BaEngine {
   int slots_ = 0, tiles_ = 0;
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;
-  DeviceVector<double> frames_;  // fast path: per variable camera (snavely_jacobian_products.h)
+  // Fast path (snavely_jacobian_products.h): per variable camera its frame and, per product, its
+  // tangent of x; per point-order slot the compact view and the loss correction.
+  DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_;
   DeviceVector<double> Vinv_, point_tmp_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
@@ -985,7 +1010,7 @@ void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y
     LINALG_CUDA_CHECK_LAUNCH();
   };
   if (engine_.fast()) {
-    passes(engine_.stored_point_terms<2, 9>(x.data()), engine_.snavely_camera_terms(x.data()));
+    passes(engine_.snavely_point_terms(x.data()), engine_.snavely_camera_terms(x.data()));
   } else if (s.m == 2 && s.c == 9) {
     // BAL-sized blocks get kernels compiled for those sizes; anything else the largest sizes supported.
     passes(engine_.stored_point_terms<2, 9>(x.data()), engine_.stored_camera_terms<9>(x.data()));

@@ -91,6 +91,49 @@ LINALG_HD void camera_jacobian_transpose_accumulate(const SnavelyView& view, con
   acc[8] += im.rr * im.rr * pu;
 }
 
+// The point pass's form of u = J_c x (snavely_schur_kernels.cuh): there the lanes of a warp see
+// different cameras, so what is read per residual must be small. Per residual, stored once per
+// Jacobian in point order: p (2), 1/P_z and v (3), kCompactViewSize values; everything else is per
+// camera: the tangent of x with f, k1, k2 (kCameraTangentSize values, formed once per product).
+// With M = d prediction / d p = f (d I + g p p'), g = 2 (k1 + 2 k2 |p|^2), and d p / d P e =
+// -1/P_z (e_x + p_x e_z, e_y + p_y e_z) =: delta, camera_jacobian_times' A e is M delta, so
+//   u = f (d delta + g p (p . delta)) + p (d x_f + f |p|^2 (x_k1 + |p|^2 x_k2)),  e = (J_l x_r) x v + x_t.
+constexpr int kCompactViewSize = 6;     // p0 p1 1/P_z v0 v1 v2
+constexpr int kCameraTangentSize = 12;  // the tangent (kTangentSize), then f k1 k2
+
+LINALG_HD void compact_view(const SnavelyView& view, const double* frame, const double* X, double* out) {
+  // P_z again from the frame, as snavely_view formed it (it keeps only the image quantities).
+  const double* R = frame;
+  const double Pz = R[6] * X[0] + R[7] * X[1] + R[8] * X[2] + frame[11];
+  out[0] = view.image.p[0];
+  out[1] = view.image.p[1];
+  out[2] = 1.0 / Pz;
+  for (int j = 0; j < 3; ++j) out[3 + j] = view.v[j];
+}
+
+// x: the camera's 9 values of the vector (Jacobi-scaled already).
+LINALG_HD void camera_tangent(const double* frame, const double* x, double* out) {
+  snavely_tangent(frame, x, out);
+  for (int k = 0; k < 3; ++k) out[kTangentSize + k] = frame[12 + k];
+}
+
+// view: compact_view's values; camera: camera_tangent's.
+LINALG_HD void compact_jacobian_times(const double* view, const double* camera, double* u) {
+  const double p0 = view[0], p1 = view[1], iz = view[2];
+  const double* v = view + 3;
+  const double* w = camera;
+  const double f = camera[kTangentSize], k1 = camera[kTangentSize + 1], k2 = camera[kTangentSize + 2];
+  const double rr = p0 * p0 + p1 * p1;
+  const double d = 1.0 + rr * (k1 + k2 * rr), g = 2.0 * (k1 + 2.0 * k2 * rr);
+  const double e0 = w[1] * v[2] - w[2] * v[1] + camera[3], e1 = w[2] * v[0] - w[0] * v[2] + camera[4],
+               e2 = w[0] * v[1] - w[1] * v[0] + camera[5];
+  const double delta0 = -iz * (e0 + p0 * e2), delta1 = -iz * (e1 + p1 * e2);
+  const double pd = p0 * delta0 + p1 * delta1;
+  const double radial = d * camera[6] + f * rr * (camera[7] + rr * camera[8]);
+  u[0] = f * (d * delta0 + g * p0 * pd) + p0 * radial;
+  u[1] = f * (d * delta1 + g * p1 * pd) + p1 * radial;
+}
+
 LINALG_HD void camera_jacobian_transpose_finish(const double* frame, const double* acc, double* out) {
   const double* Jl = frame + kFrameJl;
   for (int j = 0; j < 3; ++j) out[j] = Jl[j] * acc[0] + Jl[3 + j] * acc[1] + Jl[6 + j] * acc[2];

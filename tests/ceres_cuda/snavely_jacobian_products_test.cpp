@@ -1,5 +1,5 @@
-// The camera-Jacobian products the fast path's camera pass forms from camera frames
-// (snavely_jacobian_products.h, and the loss correction as an operator in robust_loss.h) against the
+// The camera-Jacobian products the fast path's Schur passes form from camera frames
+// (snavely_jacobian_products.h, the point pass's compact form too, and the loss correction as an operator in robust_loss.h) against the
 // Jacobian snavely_residual stores, multiplied out: the residual, J_c x and a camera's sum of J_c' u, on
 // random cameras and points whose rotations span the first-order, series and Rodrigues branches. Host
 // code: these are the same functions the GPU kernels call.
@@ -71,6 +71,12 @@ TEST(SnavelyJacobianProducts, MatchTheStoredJacobians) {
         for (int k = 0; k < 9; ++k) u_expected[a] += jc[9 * a + k] * x[k];
       camera_jacobian_times(view, frame, tangent, u);
       EXPECT_LT(relative_difference(u, u_expected, 2), 1e-11);
+      // The point pass's compact form: a residual's 6 values and the camera's 12.
+      double compact[kCompactViewSize], camera[kCameraTangentSize], u_compact[2];
+      compact_view(view, frame, X, compact);
+      camera_tangent(frame, x, camera);
+      compact_jacobian_times(compact, camera, u_compact);
+      EXPECT_LT(relative_difference(u_compact, u_expected, 2), 1e-11);
 
       const double v[2] = {n(rng), n(rng)};
       for (int k = 0; k < 9; ++k)

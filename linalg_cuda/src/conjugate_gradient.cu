@@ -233,13 +233,11 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   // between solves, so a graph is never reused blindly; an existing executable graph is updated in
   // place).
   bool use_graph = options_.use_cuda_graph && state.status == detail::kCgRunning;
-  bool device_loop = false;
   if (use_graph) {
     cudaGraph_t graph = nullptr;
     try {
       if (options_.use_device_loop) graph = capture_device_loop(stream, batch, enqueue_iteration, w.state);
-      device_loop = graph != nullptr;
-      if (!device_loop) {
+      if (!graph) {  // no conditional nodes: a batch, and a read-back after each launch
         LINALG_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         for (int k = 0; k < batch; ++k) enqueue_iteration();
         LINALG_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
@@ -264,7 +262,7 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
         if (status != cudaSuccess) {  // no graph then: launch directly
           cudaGetLastError();
           w.graph = nullptr;
-          use_graph = device_loop = false;
+          use_graph = false;
         }
       } else {
         cudaGraphDestroy(graph);

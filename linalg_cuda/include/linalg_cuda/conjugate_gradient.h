@@ -2,10 +2,11 @@
 // Conjugate gradients on the GPU for a symmetric positive definite LinearOperator.
 //
 // Every scalar of the iteration (alpha, beta, residual norms) lives on the device: the whole loop is
-// one CUDA graph launch whose conditional node repeats an iteration until the state says stop (or,
-// where conditional nodes are missing, a batch of check_every iterations is launched at a time and
-// the host reads the convergence state back once per batch). Dot products are deterministic (fixed-order
-// block reductions, no floating-point atomics), so a solve gives the same bits run after run.
+// one CUDA graph launch whose conditional node repeats check_every iterations until the state says
+// stop (or, where conditional nodes are missing, a batch of check_every iterations is launched at a
+// time and the host reads the convergence state back once per batch). Dot products are deterministic
+// (fixed-order block reductions, no floating-point atomics), so a solve gives the same bits run after
+// run.
 // For a DeviceCsrMatrix the product A p and the dot p'Ap are one fused kernel; with no or a Jacobi
 // preconditioner the updates of x, r, z and both dot products are one kernel as well.
 #include <memory>

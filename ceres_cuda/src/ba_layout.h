@@ -18,6 +18,13 @@ constexpr int kMaxCameraSize = 16;
 constexpr int kMaxResidualSize = 8;
 
 struct BaResidual {
+  // Members left uninitialised: analyze_problem() makes a vector of millions of these and fills it on
+  // all threads, which a zero-fill on one thread first (value-initialisation) would double.
+  BaResidual() {}
+  BaResidual(ceres::ResidualBlockId id, const ceres::CostFunction* cost, const ceres::LossFunction* loss, int camera,
+             int point, bool camera_first)
+      : id(id), cost(cost), loss(loss), camera(camera), point(point), camera_first(camera_first) {}
+
   ceres::ResidualBlockId id;
   const ceres::CostFunction* cost;
   const ceres::LossFunction* loss;

@@ -87,6 +87,14 @@ __global__ void max_abs_kernel(const double* __restrict__ v, std::size_t n, unsi
   if ((threadIdx.x & 31) == 0) atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(m)));
 }
 
+// ---- set-up: n interleaved pairs into two halves (out[i] = in[2 i], out[n + i] = in[2 i + 1]).
+__global__ void deinterleave_kernel(int n, const double* __restrict__ in, double* __restrict__ out) {
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
+    out[i] = in[2 * static_cast<std::size_t>(i)];
+    out[static_cast<std::size_t>(n) + i] = in[2 * static_cast<std::size_t>(i) + 1];
+  }
+}
+
 // ---- evaluation (fast path): residual, Jacobians, loss, cost per residual.
 __global__ void __launch_bounds__(kThreads) snavely_kernel(Shape s, const double* __restrict__ cameras,
                                                            const double* __restrict__ points,
@@ -469,12 +477,12 @@ class CudaEngine final : public BaEngine {
       points_ = DeviceVector<double>(host_points_);
       candidate_cameras_ = cameras_.copy();
       candidate_points_ = points_.copy();
-      std::vector<double> obs(2 * static_cast<std::size_t>(R));
-      for (int i = 0; i < R; ++i) {
-        obs[i] = layout.observations[2 * static_cast<std::size_t>(i)];
-        obs[R + i] = layout.observations[2 * static_cast<std::size_t>(i) + 1];
-      }
-      observations_ = DeviceVector<double>(obs);
+      // x of every residual, then y: uploaded as the layout holds them and split on the device.
+      const DeviceVector<double> interleaved(layout.observations);
+      observations_ = DeviceVector<double>(2 * static_cast<std::size_t>(R));
+      deinterleave_kernel<<<blocks_for(R), kThreads, 0, stream_>>>(R, interleaved.data(), observations_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+      LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before interleaved is freed
     } else {
       evaluator_ = std::make_unique<GenericEvaluator>(layout_, index_, options.num_threads);
       host_candidate_cameras_ = host_cameras_;
@@ -500,25 +508,31 @@ class CudaEngine final : public BaEngine {
     delta_ = DeviceVector<double>(n_, 0.0);
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
-    {  // The Schur product's point pass: the tiles, v in point order, point-order copies of F and E;
-       // on the fast path the cameras' frames for the camera pass.
+    {  // The Schur product's passes: the tiles, v and the point-order copy of E; the point-order copy of F,
+       // or on the fast path the frames and the compact views in both orders (snavely_schur_kernels.cuh).
       phase("Jacobian and vector storage");
-      const PointOrder order = make_point_order(index_);
+      const std::vector<int> tile_start = make_point_tiles(index_.point_start);
       slots_ = index_.point_start.back();
-      tiles_ = static_cast<int>(order.tile_start.size()) - 1;
-      tile_start_ = DeviceVector<int>(order.tile_start);
-      slot_point_ = upload_index(order.slot_point);
-      slot_camera_ = upload_index(order.slot_camera);
-      residual_slot_ = upload_index(order.residual_slot);
-      const std::size_t slots = std::max(1, slots_);
+      tiles_ = static_cast<int>(tile_start.size()) - 1;
+      tile_start_ = DeviceVector<int>(tile_start);
+      const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
+      slot_point_ = DeviceVector<int>(slots, 0);
+      slot_camera_ = DeviceVector<int>(slots, -1);
+      residual_slot_ = DeviceVector<int>(residuals, -1);
+      point_order_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, slot_point_.data(), slot_camera_.data(),
+                                                                          residual_slot_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
       v_ = DeviceVector<double>(slots * m, 0.0);
       E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
       if (fast_) {
-        const std::size_t cameras = std::max(1, index_.cameras);
-        frames_ = DeviceVector<double>(cameras * kFrameSize, 0.0);
-        tangents_ = DeviceVector<double>(cameras * kCameraTangentSize, 0.0);
+        frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
+        tangents_ = DeviceVector<double>(std::max<std::size_t>(1, index_.cameras) * kCameraTangentSize, 0.0);
         views_by_point_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
-        if (layout_.loss.kind != LossKind::None) corrections_by_point_ = DeviceVector<double>(slots * 4, 0.0);
+        views_by_residual_ = DeviceVector<double>(residuals * kCompactViewSize, 0.0);
+        if (layout_.loss.kind != LossKind::None) {
+          corrections_by_point_ = DeviceVector<double>(slots * 4, 0.0);
+          corrections_by_residual_ = DeviceVector<double>(residuals * 4, 0.0);
+        }
       } else {
         F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
       }
@@ -584,27 +598,32 @@ class CudaEngine final : public BaEngine {
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
-  // After every Jacobian (and its scaling), what the Schur product reads: the copies of F and E in
-  // point order, and on the fast path the cameras' frames.
+  // After every Jacobian (and its scaling), what the Schur product reads: the point-order copies of E
+  // and F, or on the fast path of E only, with the cameras' frames and the compact views in both
+  // orders.
   void refresh_schur_inputs() {
     if (fast_) {
-      camera_frames_kernel<<<blocks_for(shape_.C), kThreads, 0, stream_>>>(shape_.C, cameras_.data(), frames_.data());
+      const int cameras = static_cast<int>(layout_.cameras.size());
+      camera_frames_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(cameras, cameras_.data(), frames_.data());
       LINALG_CUDA_CHECK_LAUNCH();
+      const auto views = [&](int n, const int* order, DeviceVector<double>& out, DeviceVector<double>& corrections) {
+        if (n == 0) return;
+        compact_views_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(shape_, n, order, frames_.data(), points_.data(),
+                                                                       layout_.loss, observations_.data(), out.data(),
+                                                                       corrections.size() ? corrections.data() : nullptr);
+        LINALG_CUDA_CHECK_LAUNCH();
+      };
+      views(slots_, shape_.point_residuals, views_by_point_, corrections_by_point_);
+      views(shape_.R, nullptr, views_by_residual_, corrections_by_residual_);
     }
     if (slots_ == 0) return;
-    const int F_entries = shape_.m * shape_.c, E_entries = 3 * shape_.m;
-    if (fast_) {
-      compact_views_kernel<<<blocks_for(slots_), kThreads, 0, stream_>>>(
-          shape_, slots_, slot_camera_.data(), frames_.data(), points_.data(), layout_.loss, observations_.data(),
-          views_by_point_.data(), corrections_by_point_.size() ? corrections_by_point_.data() : nullptr);
-    } else {
-      gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * F_entries), kThreads, 0, stream_>>>(
-          shape_, F_entries, F_.data(), F_by_point_.data());
-    }
-    LINALG_CUDA_CHECK_LAUNCH();
-    gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * E_entries), kThreads, 0, stream_>>>(
-        shape_, E_entries, E_.data(), E_by_point_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
+    const auto gather = [&](int entries, const DeviceVector<double>& stored, DeviceVector<double>& by_point) {
+      gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * entries), kThreads, 0, stream_>>>(
+          shape_, entries, stored.data(), by_point.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+    };
+    if (!fast_) gather(shape_.m * shape_.c, F_, F_by_point_);
+    gather(shape_.m * 3, E_, E_by_point_);
   }
 
   StepResult solve_step(double radius, bool reuse_diagonal) override {
@@ -799,14 +818,24 @@ class CudaEngine final : public BaEngine {
     camera_tangents_kernel<<<blocks_for(shape_.C), kThreads, 0, stream_>>>(shape_, frames_.data(), scaling_.data(), x,
                                                                            tangents);
     LINALG_CUDA_CHECK_LAUNCH();
-    return {{shape_, slots_, slot_camera_.data(), nullptr, E_by_point_.data(), x, v()},
+    return {shape_,
+            slots_,
+            slot_camera_.data(),
             views_by_point_.data(),
             corrections_by_point_.size() ? corrections_by_point_.data() : nullptr,
-            tangents};
+            tangents,
+            E_by_point_.data(),
+            v()};
   }
-  SnavelyCameraTerms snavely_camera_terms(const double* x) const {
-    return {shape_, points_.data(), frames_.data(), scaling_.data(), layout_.loss, observations_.data(),
-            residual_slot_.data(), x, v_.data()};
+  SnavelyCameraTerms snavely_camera_terms() const {
+    return {shape_,
+            views_by_residual_.data(),
+            corrections_by_residual_.size() ? corrections_by_residual_.data() : nullptr,
+            frames_.data(),
+            tangents_.data(),
+            scaling_.data(),
+            residual_slot_.data(),
+            v_.data()};
   }
   int tiles() const { return tiles_; }
   const int* tile_start() const { return tile_start_.data(); }
@@ -984,9 +1013,11 @@ class CudaEngine final : public BaEngine {
   int slots_ = 0, tiles_ = 0;
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;
-  // Fast path (snavely_jacobian_products.h): per variable camera its frame and, per product, its
-  // tangent of x; per point-order slot the compact view and the loss correction.
-  DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_;
+  // Fast path (snavely_schur_kernels.cuh): per camera its frame and, per product, a variable camera's
+  // tangent of x; the compact views and loss corrections in point order (per slot) and in residual
+  // order.
+  DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_, views_by_residual_,
+      corrections_by_residual_;
   DeviceVector<double> Vinv_, point_tmp_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
@@ -1017,7 +1048,7 @@ void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y
     LINALG_CUDA_CHECK_LAUNCH();
   };
   if (engine_.fast()) {
-    passes(engine_.snavely_point_terms(x.data()), engine_.snavely_camera_terms(x.data()));
+    passes(engine_.snavely_point_terms(x.data()), engine_.snavely_camera_terms());
   } else if (s.m == 2 && s.c == 9) {
     // BAL-sized blocks get kernels compiled for those sizes; anything else the largest sizes supported.
     passes(engine_.stored_point_terms<2, 9>(x.data()), engine_.stored_camera_terms<9>(x.data()));

@@ -25,44 +25,41 @@ namespace {
 // the fast path neither pass reads F: both form it, snavely_schur_kernels.cuh.)
 constexpr int kTileResiduals = 32;
 
-// Point-order index of the Schur product's point pass (built once per engine, on the host).
-struct PointOrder {
-  std::vector<int> tile_start;   // tiles of the point-order residual slots (see above)
-  std::vector<int> slot_point;   // per slot: its variable point
-  std::vector<int> slot_camera;  // per slot: its residual's variable camera or -1
-  std::vector<int> residual_slot;  // per residual: its slot, or -1 when its point is constant
-};
-
-PointOrder make_point_order(const BaIndex& index) {
-  PointOrder o;
-  const std::vector<int>& start = index.point_start;
-  const int slots = start.back();
-  o.slot_point.resize(slots);
-  o.slot_camera.resize(slots);
-  o.residual_slot.assign(index.residuals, -1);
-  o.tile_start.push_back(0);
+// The point pass's tiles of the point-order residual slots (see above), from the points' CSR starts:
+// built once per engine on the host (one pass over the points).
+std::vector<int> make_point_tiles(const std::vector<int>& start) {
+  std::vector<int> tile_start{0};
+  const int points = static_cast<int>(start.size()) - 1;
   int open = 0;  // slots in the tile being filled, which begins at tile_start.back()
-  for (int p = 0; p < index.points; ++p) {
+  for (int p = 0; p < points; ++p) {
     const int n = start[p + 1] - start[p];
-    for (int q = start[p]; q < start[p + 1]; ++q) {
-      const int i = index.point_residuals[q];
-      o.slot_point[q] = p;
-      o.slot_camera[q] = index.camera_of[i];
-      o.residual_slot[i] = q;
-    }
     if (n > kTileResiduals) {  // a tile of its own
-      if (open > 0) o.tile_start.push_back(start[p]);
-      o.tile_start.push_back(start[p + 1]);
+      if (open > 0) tile_start.push_back(start[p]);
+      tile_start.push_back(start[p + 1]);
       open = 0;
     } else if (open + n > kTileResiduals) {
-      o.tile_start.push_back(start[p]);
+      tile_start.push_back(start[p]);
       open = n;
     } else {
       open += n;
     }
   }
-  if (open > 0) o.tile_start.push_back(slots);
-  return o;
+  if (open > 0) tile_start.push_back(start.back());
+  return tile_start;
+}
+
+// Once per engine, the rest of the point-order index, on the device (from the uploaded CSR rather
+// than three host arrays of a value per residual): per slot its point and its residual's variable
+// camera (or -1), per residual its slot (residual_slot holds -1 beforehand: a constant point has none).
+__global__ void point_order_kernel(Shape s, int* __restrict__ slot_point, int* __restrict__ slot_camera,
+                                   int* __restrict__ residual_slot) {
+  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads)
+    for (int q = s.point_start[p]; q < s.point_start[p + 1]; ++q) {
+      const int i = s.point_residuals[q];
+      slot_point[q] = p;
+      slot_camera[q] = s.camera_of[i];
+      residual_slot[i] = q;
+    }
 }
 
 // The point pass's walk over the tiles, whatever forms the residuals' terms. Terms has

@@ -1,22 +1,23 @@
 #pragma once
 // Private to the GPU engine (included by cuda_engine.cu only): the fast path's Schur product
-// (schur_product_kernels.cuh) without reading the stored camera Jacobian blocks F
-// (snavely_jacobian_products.h).
-//  - The camera pass, y_c = sum F_i' v_i + D_c^2 x_c, forms each F_i from the camera's frame and the
-//    point. A camera's residuals are consecutive, so all threads of a chunk share one frame (read once,
-//    from cache) and each reads only its point (3 values) and v: about 80 bytes a residual instead of
-//    the 180 of the stored blocks.
-//  - The point pass forms u = F_i x from 6 values per residual stored in point order once per Jacobian
-//    (the compact view) and its camera's tangent of x (12 values, formed once per product): the lanes
-//    of a warp see residuals of different cameras, so per-lane frames (28 values) cost more than
-//    streaming F did, while these 12 come from cache. It still streams E.
-// Measured on the H100 at Venice scale: 0.926 -> 0.724 ms per PCG iteration for the compact point
-// pass (docs/ceres_cuda.md).
+// (schur_product_kernels.cuh) without reading the stored camera Jacobian blocks F: both passes form
+// them from a compact view of each residual (6 values: p, 1/P_z, v; snavely_jacobian_products.h),
+// stored once per Jacobian in both orders, and per-camera values read from cache.
+//  - The point pass, over the residuals in point order: u = F_s x from the view and the camera's
+//    tangent of x (formed once per product), then E_s' u and E_s w from E_s as stored (in point
+//    order), and v = u - E_s w in point order. Per residual about 104 bytes read and 16 written,
+//    against the 200 of the stored blocks.
+//  - The camera pass, over the residuals in camera order: F_s' v from the view, the camera's frame
+//    being shared by a chunk, and v gathered from the residual's slot: about 88 bytes a residual.
+// With a loss each pass also reads the residual's correction (4 values, stored with the views).
+// Tried on the H100 at Final-13682 scale and dropped: forming E_s from the view and the camera's R
+// too (2.8 against 1.6 ms a point pass: each lane's R is an L2 gather of its own, which bounds the
+// pass), and v written in residual order so that the camera pass streams it (0.85 against 1.43 ms a
+// camera pass, but the scattered stores cost the point pass more than that).
 //
-// The blocks are the ones the evaluation stored: Snavely Jacobians corrected for the loss (Ceres'
+// The blocks are the ones the evaluation stores: Snavely Jacobians corrected for the loss (Ceres'
 // Corrector as an operator C, robust_loss.h) and Jacobi-scaled, F_s = C J_c diag(s_c). So
-//   y = F_s' v = s_c .* J_c' (C v),  and for a residual whose point is constant  v = F_s x = C J_c (s_c .* x).
-// The loss needs the residual, so with a loss the pass reads the observations too.
+//   F_s x = C J_c (s_c .* x)  and  F_s' v = s_c .* J_c' (C v).
 #include "robust_loss.h"
 #include "schur_product_kernels.cuh"
 #include "snavely_jacobian_products.h"
@@ -24,46 +25,43 @@
 namespace ceres_cuda::detail {
 namespace {
 
-// Once per Jacobian: the frame of every variable camera (from its parameter block, natural layout;
-// variable cameras and points come first, so a variable index is also the parameter block's).
+// Once per Jacobian: the frame of every camera, variable or constant (from its parameter block,
+// natural layout; variable cameras come first, so a variable camera's index is also its frame's).
 __global__ void camera_frames_kernel(int cameras, const double* __restrict__ params, double* __restrict__ frames) {
   for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kThreads)
     snavely_frame(params + static_cast<std::size_t>(cam) * kSnavelyCameraSize,
                   frames + static_cast<std::size_t>(cam) * kFrameSize);
 }
 
-// Once per Jacobian, after the frames: the point pass's per-residual values in point order (entry k
-// of slot q at k * slots + q): the compact view (snavely_jacobian_products.h) and, with a loss, the
-// correction's sqrt_rho1, alpha_sq_norm and the residual. Zeros for a slot whose camera is constant.
-__global__ void compact_views_kernel(Shape s, int slots, const int* __restrict__ slot_camera,
-                                     const double* __restrict__ frames, const double* __restrict__ points,
-                                     BuiltinLoss loss, const double* __restrict__ observations,
-                                     double* __restrict__ views, double* __restrict__ corrections) {
-  for (int q = blockIdx.x * kThreads + threadIdx.x; q < slots; q += gridDim.x * kThreads) {
-    const int cam = slot_camera[q];
-    double out[kCompactViewSize] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, correction[4] = {1.0, 0.0, 0.0, 0.0};
-    if (cam >= 0) {
-      const int i = s.point_residuals[q];
-      const double* frame = frames + static_cast<std::size_t>(cam) * kFrameSize;
-      const double* X = points + 3 * static_cast<std::size_t>(s.point_param[i]);
-      SnavelyView view;
-      snavely_view(frame, X, &view);  // off depth zero: the evaluation at these parameters succeeded
-      compact_view(view, frame, X, out);
-      if (loss.kind != LossKind::None) {
-        const double r[2] = {view.prediction[0] - observations[i], view.prediction[1] - observations[s.R + i]};
-        const double sq = r[0] * r[0] + r[1] * r[1];
-        double rho[3];
-        loss.evaluate(sq, rho);
-        const LossCorrection c = loss_correction(sq, rho);
-        correction[0] = c.sqrt_rho1;
-        correction[1] = c.alpha_sq_norm;
-        correction[2] = r[0];
-        correction[3] = r[1];
-      }
+// Once per Jacobian, after the frames: the compact views of n residuals, residual order[j] (j itself
+// when order is null) at position j, entry k at k * n + j, and with a loss the correction's sqrt_rho1,
+// alpha_sq_norm and the residual likewise.
+__global__ void compact_views_kernel(Shape s, int n, const int* __restrict__ order, const double* __restrict__ frames,
+                                     const double* __restrict__ points, BuiltinLoss loss,
+                                     const double* __restrict__ observations, double* __restrict__ views,
+                                     double* __restrict__ corrections) {
+  for (int j = blockIdx.x * kThreads + threadIdx.x; j < n; j += gridDim.x * kThreads) {
+    const int i = order ? order[j] : j;
+    const double* frame = frames + static_cast<std::size_t>(s.camera_param[i]) * kFrameSize;
+    const double* X = points + 3 * static_cast<std::size_t>(s.point_param[i]);
+    double out[kCompactViewSize], correction[4] = {1.0, 0.0, 0.0, 0.0};
+    SnavelyView view;
+    snavely_view(frame, X, &view);  // off depth zero: the evaluation at these parameters succeeded
+    compact_view(view, frame, X, out);
+    if (loss.kind != LossKind::None) {
+      const double r[2] = {view.prediction[0] - observations[i], view.prediction[1] - observations[s.R + i]};
+      const double sq = r[0] * r[0] + r[1] * r[1];
+      double rho[3];
+      loss.evaluate(sq, rho);
+      const LossCorrection c = loss_correction(sq, rho);
+      correction[0] = c.sqrt_rho1;
+      correction[1] = c.alpha_sq_norm;
+      correction[2] = r[0];
+      correction[3] = r[1];
     }
-    for (int k = 0; k < kCompactViewSize; ++k) views[static_cast<std::size_t>(k) * slots + q] = out[k];
+    for (int k = 0; k < kCompactViewSize; ++k) views[static_cast<std::size_t>(k) * n + j] = out[k];
     if (corrections)
-      for (int k = 0; k < 4; ++k) corrections[static_cast<std::size_t>(k) * slots + q] = correction[k];
+      for (int k = 0; k < 4; ++k) corrections[static_cast<std::size_t>(k) * n + j] = correction[k];
   }
 }
 
@@ -78,105 +76,129 @@ __global__ void camera_tangents_kernel(Shape s, const double* __restrict__ frame
   }
 }
 
-// The point pass's terms on the fast path: u = F_s x from the slot's compact view and its camera's
-// tangent (about 48 bytes a residual, 80 with a loss, instead of F's 144), then E as stored.
-struct SnavelyPointTerms : StoredPointTerms<2, 9> {
-  static constexpr int kMinBlocks = 4;  // 62 registers; 3 blocks (72) ran the same on the H100
-  const double* views;        // compact_views_kernel's
-  const double* corrections;  // likewise; null without a loss
-  const double* tangents;     // camera_tangents_kernel's
+// C u for the residual at position j of views stored n to an entry (compact_views_kernel's);
+// corrections null: no loss.
+__device__ __forceinline__ void correct(const double* corrections, std::size_t n, int j, double* u) {
+  if (!corrections) return;
+  LossCorrection c;
+  c.sqrt_rho1 = corrections[j];
+  c.alpha_sq_norm = corrections[n + j];
+  const double r[2] = {corrections[2 * n + j], corrections[3 * n + j]};
+  apply_correction(c, r, 2, u);
+}
 
+// n doubles from a 16-byte aligned address in 16-byte loads (for per-lane camera values: half the
+// load instructions, and so half the L1 requests).
+template <int n>
+__device__ __forceinline__ void load_pairs(const double* from, double* to) {
+  static_assert(n % 2 == 0, "whole pairs");
+  const double2* pairs = reinterpret_cast<const double2*>(from);
+#pragma unroll
+  for (int k = 0; k < n / 2; ++k) {
+    const double2 pair = pairs[k];
+    to[2 * k] = pair.x;
+    to[2 * k + 1] = pair.y;
+  }
+}
+
+// The point pass's terms on the fast path (see the top of the file). The lanes of a warp see
+// different cameras, so a lane's tangent is a request of its own, read in 16-byte loads; E_s is
+// streamed once and kept for the store.
+struct SnavelyPointTerms {
+  static constexpr int kMinBlocks = 3;  // 76 registers
+  Shape s;
+  int slots;
+  const int* slot_camera;     // per slot: its residual's variable camera or -1
+  const double* views;        // compact_views_kernel's, point order
+  const double* corrections;  // likewise; null without a loss
+  const double* tangents;     // camera_tangents_kernel's, per variable camera
+  const double* E;            // point order, entry k of slot q at k * slots + q
+  double* v;                  // point order: entry a of slot q at 2 q + a
+  struct Slot {
+    double u[2];
+    double E[6];
+  };
+
+  // u = C F_s x (zero for a constant camera), and E_s.
   __device__ __forceinline__ void load(int q, Slot& slot) const {
+    for (int k = 0; k < 6; ++k) slot.E[k] = E[static_cast<std::size_t>(k) * slots + q];
     slot.u[0] = slot.u[1] = 0.0;
     const int cam = slot_camera[q];
     if (cam < 0) return;
-    double view[kCompactViewSize], camera[kCameraTangentSize];
+    double view[kCompactViewSize], tangent[kCameraTangentSize];
     for (int k = 0; k < kCompactViewSize; ++k) view[k] = views[static_cast<std::size_t>(k) * slots + q];
-    for (int k = 0; k < kCameraTangentSize; ++k) camera[k] = tangents[static_cast<std::size_t>(cam) * kCameraTangentSize + k];
-    compact_jacobian_times(view, camera, slot.u);
-    if (corrections) {
-      LossCorrection c;
-      c.sqrt_rho1 = corrections[q];
-      c.alpha_sq_norm = corrections[static_cast<std::size_t>(slots) + q];
-      const double r[2] = {corrections[2 * static_cast<std::size_t>(slots) + q], corrections[3 * static_cast<std::size_t>(slots) + q]};
-      apply_correction(c, r, 2, slot.u);
-    }
+    load_pairs<kCameraTangentSize>(tangents + static_cast<std::size_t>(cam) * kCameraTangentSize, tangent);
+    compact_jacobian_times(view, tangent, slot.u);
+    correct(corrections, slots, q, slot.u);
+  }
+
+  // g = E_s' u.
+  __device__ __forceinline__ void gradient(int, const Slot& slot, double (&g)[3]) const {
+    for (int j = 0; j < 3; ++j) g[j] = slot.E[j] * slot.u[0] + slot.E[3 + j] * slot.u[1];
+  }
+
+  // v = u - E_s w.
+  __device__ __forceinline__ void store(int q, const Slot& slot, const double (&w)[3]) const {
+    for (int a = 0; a < 2; ++a)
+      v[2 * static_cast<std::size_t>(q) + a] =
+          slot.u[a] - (slot.E[3 * a] * w[0] + slot.E[3 * a + 1] * w[1] + slot.E[3 * a + 2] * w[2]);
   }
 };
 
+// The camera pass's terms on the fast path (see the top of the file).
 struct SnavelyCameraTerms {
   static constexpr int kSums = 9;
-  static constexpr int kMinBlocks = 2;  // 3 (80 registers) spilled and ran slower on the H100
+  static constexpr int kMinBlocks = 2;
   // Two residuals' gathers in flight a thread: 233 us a launch against 298 us one at a time at Venice
-  // scale on the H100 (with the single-barrier block sums); four, at 1 block per multiprocessor
-  // (204 registers), or with the points padded to 32 bytes, made no difference.
+  // scale on the H100 when the pass gathered the point as well as v.
   static constexpr int kBatch = 2;
   Shape s;
-  const double* points;        // parameter blocks, natural layout
-  const double* frames;        // per variable camera
-  const double* scaling;       // Jacobi scaling, continuous-element like the variables
-  BuiltinLoss loss;
-  const double* observations;  // residual order (x of residual i at i, y at R + i); read with a loss only
-  const int* residual_slot;
-  const double* x;
-  const double* v;
+  const double* views;        // compact_views_kernel's, residual order
+  const double* corrections;  // likewise; null without a loss
+  const double* frames;       // per camera
+  const double* tangents;     // camera_tangents_kernel's (for the residuals whose point is constant)
+  const double* scaling;      // Jacobi scaling, continuous-element like the variables
+  const int* residual_slot;   // -1: the residual's point is constant
+  const double* v;            // the point pass's, point order
   struct Camera {
     int cam;
+    double fk[3];  // f k1 k2
   };
   struct Fetched {
-    double X[3];    // the point
-    double u[2];    // v of its slot (a variable point)
-    double obs[2];  // the observation (with a loss)
-    int q;          // the slot, or -1 for a constant point
+    double view[kCompactViewSize];
+    double u[2];  // v of the residual's slot (a variable point)
+    bool variable_point;
   };
 
   __device__ __forceinline__ const double* frame(int cam) const { return frames + static_cast<std::size_t>(cam) * kFrameSize; }
 
-  __device__ __forceinline__ Camera camera(int i) const { return {s.camera_of[i]}; }
+  __device__ __forceinline__ Camera camera(int i) const {
+    Camera c{s.camera_of[i], {}};
+    for (int k = 0; k < 3; ++k) c.fk[k] = frame(c.cam)[kFrameIntrinsics + k];
+    return c;
+  }
 
   __device__ __forceinline__ void fetch(const Camera&, int i, Fetched& f) const {
-    const double* X = points + 3 * static_cast<std::size_t>(s.point_param[i]);
-    for (int j = 0; j < 3; ++j) f.X[j] = X[j];
-    f.q = residual_slot[i];
-    if (f.q >= 0) {
-      f.u[0] = v[2 * static_cast<std::size_t>(f.q)];
-      f.u[1] = v[2 * static_cast<std::size_t>(f.q) + 1];
-    }
-    if (loss.kind != LossKind::None) {
-      f.obs[0] = observations[i];
-      f.obs[1] = observations[s.R + i];
+    for (int k = 0; k < kCompactViewSize; ++k) f.view[k] = views[static_cast<std::size_t>(k) * s.R + i];
+    const int q = residual_slot[i];
+    f.variable_point = q >= 0;
+    if (f.variable_point) {
+      f.u[0] = v[2 * static_cast<std::size_t>(q)];
+      f.u[1] = v[2 * static_cast<std::size_t>(q) + 1];
     }
   }
 
-  __device__ __forceinline__ void add(const Camera& camera, int, const Fetched& f, double (&acc)[kSums]) const {
-    const double* frame = this->frame(camera.cam);
-    SnavelyView view;
-    // The evaluation at these parameters succeeded, so the point is off the camera's depth zero.
-    snavely_view(frame, f.X, &view);
-    LossCorrection correction;
-    double r[2];
-    const bool robust = loss.kind != LossKind::None;
-    if (robust) {
-      r[0] = view.prediction[0] - f.obs[0];
-      r[1] = view.prediction[1] - f.obs[1];
-      const double sq = r[0] * r[0] + r[1] * r[1];
-      double rho[3];
-      loss.evaluate(sq, rho);
-      correction = loss_correction(sq, rho);
-    }
+  __device__ __forceinline__ void add(const Camera& camera, int i, const Fetched& f, double (&acc)[kSums]) const {
     double u[2];
-    if (f.q >= 0) {
+    if (f.variable_point) {
       u[0] = f.u[0];
       u[1] = f.u[1];
-    } else {  // a constant point: v = F_s x (rare: the tangent is formed here, per residual)
-      double xs[kSnavelyCameraSize], tangent[kTangentSize];
-      for (int k = 0; k < kSnavelyCameraSize; ++k) xs[k] = scaling[cam_at(s, camera.cam, k)] * x[cam_at(s, camera.cam, k)];
-      snavely_tangent(frame, xs, tangent);
-      camera_jacobian_times(view, frame, tangent, u);
-      if (robust) apply_correction(correction, r, 2, u);
+    } else {  // a constant point: v = F_s x
+      compact_jacobian_times(f.view, tangents + static_cast<std::size_t>(camera.cam) * kCameraTangentSize, u);
+      correct(corrections, s.R, i, u);
     }
-    if (robust) apply_correction(correction, r, 2, u);
-    camera_jacobian_transpose_accumulate(view, u, acc);
+    correct(corrections, s.R, i, u);
+    compact_camera_jacobian_transpose_accumulate(compact_image(f.view, camera.fk), f.view, u, acc);
   }
 
   __device__ __forceinline__ void finish(const Camera& camera, const double (&sums)[kSums], double* out) const {

@@ -1,8 +1,8 @@
-// The camera-Jacobian products the fast path's Schur passes form from camera frames
-// (snavely_jacobian_products.h, the point pass's compact form too, and the loss correction as an
-// operator in robust_loss.h) against the Jacobian snavely_residual stores, multiplied out: the
-// residual, J_c x and a camera's sum of J_c' u, on random cameras and points whose rotations span the
-// first-order, series and Rodrigues branches. Host code: these are the same functions the GPU
+// The camera-Jacobian products the fast path's Schur passes form from compact views and camera
+// frames (snavely_jacobian_products.h, and the loss correction as an operator in robust_loss.h)
+// against the Jacobian snavely_residual stores, multiplied out: the residual, J_c x and a camera's sum
+// of J_c' u, on random cameras and points whose rotations span the first-order, series and Rodrigues
+// branches. Host code: these are the same functions the GPU
 // kernels call.
 #include <algorithm>
 #include <cmath>
@@ -51,11 +51,10 @@ TEST(SnavelyJacobianProducts, MatchTheStoredJacobians) {
     const double rotation = std::min(3.1, std::pow(10.0, -9.0 + 9.5 * (trial % 20) / 19.0));
     SCOPED_TRACE(testing::Message() << "|r| = " << rotation);
     const Case c = random_case(rng, rotation);
-    double frame[kFrameSize], tangent[kTangentSize];
+    double frame[kFrameSize];
     snavely_frame(c.camera, frame);
     double x[9];
     for (double& v : x) v = n(rng);
-    snavely_tangent(frame, x, tangent);
     const int residuals = static_cast<int>(c.points.size() / 3);
     double sum_expected[9] = {0}, acc[9] = {0};
     for (int i = 0; i < residuals; ++i) {
@@ -67,22 +66,20 @@ TEST(SnavelyJacobianProducts, MatchTheStoredJacobians) {
       const double residual[2] = {view.prediction[0] - 3.0, view.prediction[1] + 2.0};
       EXPECT_LT(relative_difference(residual, r, 2), 1e-12);
 
+      // The compact form: a residual's 6 values and the camera's 12 (J_c x) or its frame (J_c' v).
+      double compact[kCompactViewSize], camera[kCameraTangentSize];
+      compact_view(view, frame, X, compact);
+      camera_tangent(frame, x, camera);
       double u_expected[2] = {0, 0}, u[2];
       for (int a = 0; a < 2; ++a)
         for (int k = 0; k < 9; ++k) u_expected[a] += jc[9 * a + k] * x[k];
-      camera_jacobian_times(view, frame, tangent, u);
+      compact_jacobian_times(compact, camera, u);
       EXPECT_LT(relative_difference(u, u_expected, 2), 1e-11);
-      // The point pass's compact form: a residual's 6 values and the camera's 12.
-      double compact[kCompactViewSize], camera[kCameraTangentSize], u_compact[2];
-      compact_view(view, frame, X, compact);
-      camera_tangent(frame, x, camera);
-      compact_jacobian_times(compact, camera, u_compact);
-      EXPECT_LT(relative_difference(u_compact, u_expected, 2), 1e-11);
 
       const double v[2] = {n(rng), n(rng)};
       for (int k = 0; k < 9; ++k)
         for (int a = 0; a < 2; ++a) sum_expected[k] += jc[9 * a + k] * v[a];
-      camera_jacobian_transpose_accumulate(view, v, acc);
+      compact_camera_jacobian_transpose_accumulate(compact_image(compact, frame + kFrameIntrinsics), compact, v, acc);
     }
     double sum[9];
     camera_jacobian_transpose_finish(frame, acc, sum);

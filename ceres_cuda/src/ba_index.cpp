@@ -8,6 +8,7 @@
 #include "fresh_memory.h"
 #include "linalg_cuda/errors.h"
 #include "phase_log.h"
+#include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -34,6 +35,7 @@ constexpr int kAhead = 16;
 // On all threads: at Final-13682's size there are 29 million residuals and 4.5 million points, and a
 // serial pass over arrays that large was seconds.
 BaIndex make_index(const BaLayout& layout) {
+  const SetUpThreads threads(static_cast<long>(layout.residuals.size()));
   PhaseLog phase("index");
   BaIndex x;
   x.residuals = static_cast<int>(layout.residuals.size());

@@ -17,6 +17,7 @@
 #include "counting_sort.h"
 #include "fresh_memory.h"
 #include "phase_log.h"
+#include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -109,6 +110,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   *layout = BaLayout{};
   if (std::string reason = options_reason(options); !reason.empty()) return reason;
   if (problem == nullptr) return "problem is null";
+  const SetUpThreads threads(problem->NumResidualBlocks());
   PhaseLog phase("analysis");
   std::vector<ceres::ResidualBlockId> residual_ids;
   reserve_fresh(&residual_ids, static_cast<std::size_t>(problem->NumResidualBlocks()));  // Ceres copies into it

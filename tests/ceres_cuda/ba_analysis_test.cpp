@@ -1,5 +1,6 @@
 // The problem analysis (analyze_problem) and the index (make_index), which run on all threads with
-// hash tables and counting sorts, against a plain serial reading of what they promise: blocks
+// hash tables and counting sorts (small problems on one: each case runs both ways), against a plain
+// serial reading of what they promise: blocks
 // numbered by first use with variable ones first, residuals camera by camera in problem order with
 // the fixed ones apart, the fast path's check, and the index's CSR arrays and repeated pairs. On
 // problems whose residuals come in shuffled order, with constant blocks, repeated pairs, losses,
@@ -18,6 +19,7 @@
 #include "ba_index.h"
 #include "ba_layout.h"
 #include "ba_test_support.h"
+#include "set_up_threads.h"
 #include "ceres_cuda/snavely_reprojection_error.h"
 
 namespace {
@@ -144,8 +146,8 @@ void expect_same_residuals(const std::vector<BaResidual>& a, const std::vector<B
   }
 }
 
-void expect_reference_analysis(ceres::Problem& problem, const ceres::Solver::Options& options, bool snavely,
-                               bool repeated_pairs) {
+void expect_reference_analysis_once(ceres::Problem& problem, const ceres::Solver::Options& options, bool snavely,
+                                    bool repeated_pairs) {
   BaLayout layout;
   ASSERT_EQ(analyze_problem(options, &problem, &layout), "");
   const BaLayout want = reference_layout(options, problem);
@@ -181,6 +183,19 @@ void expect_reference_analysis(ceres::Problem& problem, const ceres::Solver::Opt
   EXPECT_EQ(index.pair_next, expected.pair_next);
   EXPECT_EQ(index.pair_repeat, expected.pair_repeat);
   EXPECT_EQ(!index.pair_next.empty(), repeated_pairs);
+}
+
+// Small problems run the set-up on one thread (set_up_threads.h): each is checked that way and on all
+// threads.
+void expect_reference_analysis(ceres::Problem& problem, const ceres::Solver::Options& options, bool snavely,
+                               bool repeated_pairs) {
+  const long saved = parallel_set_up_from();
+  for (const long from : {saved, 0L}) {
+    SCOPED_TRACE(from == 0 ? "on all threads" : "small problems on one thread");
+    parallel_set_up_from() = from;
+    expect_reference_analysis_once(problem, options, snavely, repeated_pairs);
+  }
+  parallel_set_up_from() = saved;
 }
 
 ceres_cuda::BALProblem synthetic(int cameras, int points, int per_point, unsigned seed) {
@@ -276,9 +291,15 @@ struct ThreeThreeCost : ceres::SizedCostFunction<2, 3, 3> {
 
 TEST(BaAnalysis, SaysWhyAProblemDoesNotFit) {
   const ceres::Solver::Options options = ba_test::ba_options();
-  auto reason = [&](ceres::Problem& problem) {
+  auto reason = [&](ceres::Problem& problem) {  // the same on one thread and on all
     BaLayout layout;
-    return analyze_problem(options, &problem, &layout);
+    const long saved = parallel_set_up_from();
+    const std::string serial = analyze_problem(options, &problem, &layout);
+    parallel_set_up_from() = 0;
+    const std::string parallel = analyze_problem(options, &problem, &layout);
+    parallel_set_up_from() = saved;
+    EXPECT_EQ(serial, parallel);
+    return parallel;
   };
   ceres_cuda::BALProblem bal = synthetic(20, 500, 3, 11);
   {

@@ -8,7 +8,8 @@
 //    order), and v = u - E_s w in point order. Per residual about 104 bytes read and 16 written,
 //    against the 200 of the stored blocks.
 //  - The camera pass, over the residuals in camera order: F_s' v from the view, the camera's frame
-//    being shared by a chunk, and v gathered from the residual's slot: about 88 bytes a residual.
+//    being shared by a chunk, and v gathered from the residual's slot: about 84 bytes a residual
+//    (48 of view, 4 of index, a 32-byte sector for the 16 of v).
 // With a loss each pass also reads the residual's correction (4 values, stored with the views).
 // Tried on the H100 at Final-13682 scale and dropped: forming E_s from the view and the camera's R
 // too (2.8 against 1.6 ms a point pass: each lane's R is an L2 gather of its own, which bounds the

@@ -526,6 +526,7 @@ class CudaEngine final : public BaEngine {
       E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
       if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
+        first_order_ = DeviceVector<int>(std::max<std::size_t>(1, layout.cameras.size()), 0);
         tangents_ = DeviceVector<double>(std::max<std::size_t>(1, index_.cameras) * kCameraTangentSize, 0.0);
         views_by_point_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
         views_by_residual_ = DeviceVector<double>(residuals * kCompactViewSize, 0.0);
@@ -604,7 +605,8 @@ class CudaEngine final : public BaEngine {
   void refresh_schur_inputs() {
     if (fast_) {
       const int cameras = static_cast<int>(layout_.cameras.size());
-      camera_frames_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(cameras, cameras_.data(), frames_.data());
+      camera_frames_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(cameras, cameras_.data(), frames_.data(),
+                                                                          first_order_.data());
       LINALG_CUDA_CHECK_LAUNCH();
       const auto views = [&](int n, const int* order, DeviceVector<double>& out, DeviceVector<double>& corrections) {
         if (n == 0) return;
@@ -824,6 +826,8 @@ class CudaEngine final : public BaEngine {
             views_by_point_.data(),
             corrections_by_point_.size() ? corrections_by_point_.data() : nullptr,
             tangents,
+            frames_.data(),
+            first_order_.data(),
             E_by_point_.data(),
             v()};
   }
@@ -1018,6 +1022,7 @@ class CudaEngine final : public BaEngine {
   // order.
   DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_, views_by_residual_,
       corrections_by_residual_;
+  DeviceVector<int> first_order_;  // per camera, camera_frames_kernel's
   DeviceVector<double> Vinv_, point_tmp_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket

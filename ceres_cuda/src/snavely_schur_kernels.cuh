@@ -1,15 +1,15 @@
 #pragma once
 // Private to the GPU engine (included by cuda_engine.cu only): the fast path's Schur product
 // (schur_product_kernels.cuh) without reading the stored camera Jacobian blocks F: both passes form
-// them from a compact view of each residual (6 values: p, 1/P_z, v; snavely_jacobian_products.h),
+// them from a compact view of each residual (3 values: p, 1/P_z; snavely_jacobian_products.h),
 // stored once per Jacobian in both orders, and per-camera values read from cache.
 //  - The point pass, over the residuals in point order: u = F_s x from the view and the camera's
 //    tangent of x (formed once per product), then E_s' u and E_s w from E_s as stored (in point
-//    order), and v = u - E_s w in point order. Per residual about 104 bytes read and 16 written,
+//    order), and v = u - E_s w in point order. Per residual about 80 bytes read and 16 written,
 //    against the 200 of the stored blocks.
 //  - The camera pass, over the residuals in camera order: F_s' v from the view, the camera's frame
-//    being shared by a chunk, and v gathered from the residual's slot: about 84 bytes a residual
-//    (48 of view, 4 of index, a 32-byte sector for the 16 of v).
+//    being shared by a chunk, and v gathered from the residual's slot: about 60 bytes a residual
+//    (24 of view, 4 of index, a 32-byte sector for the 16 of v).
 // With a loss each pass also reads the residual's correction (4 values, stored with the views).
 // Tried on the H100 at Final-13682 scale and dropped: forming E_s from the view and the camera's R
 // too (2.8 against 1.6 ms a point pass: each lane's R is an L2 gather of its own, which bounds the
@@ -27,11 +27,16 @@ namespace ceres_cuda::detail {
 namespace {
 
 // Once per Jacobian: the frame of every camera, variable or constant (from its parameter block,
-// natural layout; variable cameras come first, so a variable camera's index is also its frame's).
-__global__ void camera_frames_kernel(int cameras, const double* __restrict__ params, double* __restrict__ frames) {
-  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kThreads)
-    snavely_frame(params + static_cast<std::size_t>(cam) * kSnavelyCameraSize,
-                  frames + static_cast<std::size_t>(cam) * kFrameSize);
+// natural layout; variable cameras come first, so a variable camera's index is also its frame's),
+// and whether it is in the first-order branch (an int per camera: the point pass's lanes read it
+// where the whole frame would cost them a request each).
+__global__ void camera_frames_kernel(int cameras, const double* __restrict__ params, double* __restrict__ frames,
+                                     int* __restrict__ first_order) {
+  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kThreads) {
+    double* frame = frames + static_cast<std::size_t>(cam) * kFrameSize;
+    snavely_frame(params + static_cast<std::size_t>(cam) * kSnavelyCameraSize, frame);
+    first_order[cam] = first_order_frame(frame);
+  }
 }
 
 // Once per Jacobian, after the frames: the compact views of n residuals, residual order[j] (j itself
@@ -48,7 +53,7 @@ __global__ void compact_views_kernel(Shape s, int n, const int* __restrict__ ord
     double out[kCompactViewSize], correction[4] = {1.0, 0.0, 0.0, 0.0};
     SnavelyView view;
     snavely_view(frame, X, &view);  // off depth zero: the evaluation at these parameters succeeded
-    compact_view(view, frame, X, out);
+    compact_view(view, out);
     if (loss.kind != LossKind::None) {
       const double r[2] = {view.prediction[0] - observations[i], view.prediction[1] - observations[s.R + i]};
       const double sq = r[0] * r[0] + r[1] * r[1];
@@ -66,7 +71,8 @@ __global__ void compact_views_kernel(Shape s, int n, const int* __restrict__ ord
   }
 }
 
-// Once per Schur product: every variable camera's tangent of the Jacobi-scaled x with f, k1, k2.
+// Once per Schur product: every variable camera's tangent of the Jacobi-scaled x with f, k1, k2
+// (camera_tangent).
 __global__ void camera_tangents_kernel(Shape s, const double* __restrict__ frames, const double* __restrict__ scaling,
                                        const double* __restrict__ x, double* __restrict__ tangents) {
   for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < s.C; cam += gridDim.x * kThreads) {
@@ -104,7 +110,8 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
 
 // The point pass's terms on the fast path (see the top of the file). The lanes of a warp see
 // different cameras, so a lane's tangent is a request of its own, read in 16-byte loads; E_s is
-// streamed once and kept for the store.
+// streamed once and kept for the store. A lane whose camera is in the first-order rotation branch
+// also reads the camera's frame (rotation_direction).
 struct SnavelyPointTerms {
   static constexpr int kMinBlocks = 3;  // 76 registers
   Shape s;
@@ -113,6 +120,8 @@ struct SnavelyPointTerms {
   const double* views;        // compact_views_kernel's, point order
   const double* corrections;  // likewise; null without a loss
   const double* tangents;     // camera_tangents_kernel's, per variable camera
+  const double* frames;       // per camera
+  const int* first_order;     // per camera: 1 in the first-order branch
   const double* E;            // point order, entry k of slot q at k * slots + q
   double* v;                  // point order: entry a of slot q at 2 q + a
   struct Slot {
@@ -128,8 +137,10 @@ struct SnavelyPointTerms {
     if (cam < 0) return;
     double view[kCompactViewSize], tangent[kCameraTangentSize];
     for (int k = 0; k < kCompactViewSize; ++k) view[k] = views[static_cast<std::size_t>(k) * slots + q];
+    double direction[3];
+    rotation_direction(frames + static_cast<std::size_t>(cam) * kFrameSize, first_order[cam], view, direction);
     load_pairs<kCameraTangentSize>(tangents + static_cast<std::size_t>(cam) * kCameraTangentSize, tangent);
-    compact_jacobian_times(view, tangent, slot.u);
+    compact_jacobian_times(compact_image(view, tangent + kTangentIntrinsics), tangent, direction, slot.u);
     correct(corrections, slots, q, slot.u);
   }
 
@@ -163,7 +174,8 @@ struct SnavelyCameraTerms {
   const double* v;            // the point pass's, point order
   struct Camera {
     int cam;
-    double fk[3];  // f k1 k2
+    bool first_order;  // the rotation's branch (rotation_direction)
+    double fk[3];      // f k1 k2
   };
   struct Fetched {
     double view[kCompactViewSize];
@@ -174,7 +186,8 @@ struct SnavelyCameraTerms {
   __device__ __forceinline__ const double* frame(int cam) const { return frames + static_cast<std::size_t>(cam) * kFrameSize; }
 
   __device__ __forceinline__ Camera camera(int i) const {
-    Camera c{s.camera_of[i], {}};
+    Camera c{s.camera_of[i], false, {}};
+    c.first_order = first_order_frame(frame(c.cam));
     for (int k = 0; k < 3; ++k) c.fk[k] = frame(c.cam)[kFrameIntrinsics + k];
     return c;
   }
@@ -190,16 +203,19 @@ struct SnavelyCameraTerms {
   }
 
   __device__ __forceinline__ void add(const Camera& camera, int i, const Fetched& f, double (&acc)[kSums]) const {
+    const CompactImage im = compact_image(f.view, camera.fk);
+    double q[3];
+    rotation_direction(frame(camera.cam), camera.first_order, f.view, q);
     double u[2];
     if (f.variable_point) {
       u[0] = f.u[0];
       u[1] = f.u[1];
     } else {  // a constant point: v = F_s x
-      compact_jacobian_times(f.view, tangents + static_cast<std::size_t>(camera.cam) * kCameraTangentSize, u);
+      compact_jacobian_times(im, tangents + static_cast<std::size_t>(camera.cam) * kCameraTangentSize, q, u);
       correct(corrections, s.R, i, u);
     }
     correct(corrections, s.R, i, u);
-    compact_camera_jacobian_transpose_accumulate(compact_image(f.view, camera.fk), f.view, u, acc);
+    compact_camera_jacobian_transpose_accumulate(im, q, u, acc);
   }
 
   __device__ __forceinline__ void finish(const Camera& camera, const double (&sums)[kSums], double* out) const {

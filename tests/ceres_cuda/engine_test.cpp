@@ -99,6 +99,23 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineOnRandomProblems) {
   }
 }
 
+// Cameras whose rotation takes the first-order branch (|r|^2 <= DBL_EPSILON: R = I + [r]x, and the
+// rotation derivative's point is X, not R X; the fast path's products recover it from the view,
+// snavely_jacobian_products.h), with a constant point so that the camera pass forms F_s x too.
+TEST(GpuEngine, PiecesMatchTheCpuEngineWithFirstOrderRotations) {
+  REQUIRE_CUDA_DEVICE();
+  ceres_cuda::BALProblem bal = synthetic(25);
+  const double rotations[][3] = {{0.0, 0.0, 0.0}, {1e-9, -2e-9, 5e-9}, {-8e-9, 3e-9, 1e-8}};
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j) bal.mutable_camera(2 + 5 * k)[j] = rotations[k][j];
+  auto problem = ba_test::make_problem(bal, false, new ceres::HuberLoss(1.0));
+  const auto seen_by_camera_2 = std::find(bal.camera_index().begin(), bal.camera_index().end(), 2);
+  ASSERT_NE(seen_by_camera_2, bal.camera_index().end());
+  problem->SetParameterBlockConstant(
+      bal.mutable_point(bal.point_index()[seen_by_camera_2 - bal.camera_index().begin()]));
+  compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, three cameras in the first-order branch");
+}
+
 // Points seen by 1 to 60 cameras: the GPU's Schur product packs points of at most 32 residuals into a
 // warp's tile and gives a larger point a warp of its own, in rounds of 32 (60: two rounds, one partial).
 ceres_cuda::BALProblem points_of_every_size() {

@@ -66,20 +66,25 @@ TEST(SnavelyJacobianProducts, MatchTheStoredJacobians) {
       const double residual[2] = {view.prediction[0] - 3.0, view.prediction[1] + 2.0};
       EXPECT_LT(relative_difference(residual, r, 2), 1e-12);
 
-      // The compact form: a residual's 6 values and the camera's 12 (J_c x) or its frame (J_c' v).
+      // The compact form: a residual's 3 values and the camera's 12 (J_c x) or its frame (J_c' v),
+      // with the first-order branch's offset where the camera is in that branch.
       double compact[kCompactViewSize], camera[kCameraTangentSize];
-      compact_view(view, frame, X, compact);
+      compact_view(view, compact);
       camera_tangent(frame, x, camera);
+      const CompactImage im = compact_image(compact, camera + kTangentIntrinsics);
+      EXPECT_EQ(first_order_frame(frame), !(rotation * rotation > 2.220446049250313080847e-16));
+      double q[3];
+      rotation_direction(frame, first_order_frame(frame), compact, q);
       double u_expected[2] = {0, 0}, u[2];
       for (int a = 0; a < 2; ++a)
         for (int k = 0; k < 9; ++k) u_expected[a] += jc[9 * a + k] * x[k];
-      compact_jacobian_times(compact, camera, u);
+      compact_jacobian_times(im, camera, q, u);
       EXPECT_LT(relative_difference(u, u_expected, 2), 1e-11);
 
       const double v[2] = {n(rng), n(rng)};
       for (int k = 0; k < 9; ++k)
         for (int a = 0; a < 2; ++a) sum_expected[k] += jc[9 * a + k] * v[a];
-      compact_camera_jacobian_transpose_accumulate(compact_image(compact, frame + kFrameIntrinsics), compact, v, acc);
+      compact_camera_jacobian_transpose_accumulate(im, q, v, acc);
     }
     double sum[9];
     camera_jacobian_transpose_finish(frame, acc, sum);

@@ -78,6 +78,13 @@ __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double
   }
 }
 
+// Into L1 ahead of apply_point_inverse.
+__device__ __forceinline__ void prefetch_point_inverse(const Shape& s, const double* Vinv, int p) {
+#pragma unroll
+  for (int k = 0; k < 9; ++k)
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(Vinv + static_cast<std::size_t>(k) * s.P + p));
+}
+
 template <class Terms>
 __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __restrict__ tile_start,
                                                  const int* __restrict__ slot_point, int tiles,
@@ -93,11 +100,14 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
       // last lane (a fixed pattern for a given problem: the same bits every run).
       const int q = q0 + lane;
       const bool active = q < q1;
-      int head = lane, tail = lane, p = 0;
+      const int p = active ? slot_point[q] : -1;
+      // A point's lanes are a run: its first and last lane from the lanes holding the same point,
+      // without reading point_start. The last lane will read the point's inverse block after the
+      // scan: asked for now, it arrives while the lanes form their terms.
+      const unsigned same = __match_any_sync(0xffffffffu, p);
+      const int head = __ffs(same) - 1, tail = 31 - __clz(same);
+      if (active && lane == tail) prefetch_point_inverse(s, Vinv, p);
       if (active) {
-        p = slot_point[q];
-        head = s.point_start[p] - q0;
-        tail = s.point_start[p + 1] - 1 - q0;
         terms.load(q, slot);
         terms.gradient(q, slot, g);
       } else {

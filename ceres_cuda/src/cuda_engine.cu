@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ba_engine.h"
@@ -514,6 +515,15 @@ class CudaEngine final : public BaEngine {
       const std::vector<int> tile_start = make_point_tiles(index_.point_start);
       slots_ = index_.point_start.back();
       tiles_ = static_cast<int>(tile_start.size()) - 1;
+      if (fast_) {  // the staged point pass's warps walk the tiles: as many blocks as fit at once
+        int device = 0, multiprocessors = 0, per_multiprocessor = 0;
+        LINALG_CUDA_CHECK(cudaGetDevice(&device));
+        LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+        LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_multiprocessor, staged_point_pass_kernel<SnavelyPointTerms>, kThreads, 0));
+        staged_point_blocks_ = static_cast<unsigned>(std::max(
+            1, std::min(multiprocessors * std::max(1, per_multiprocessor), (tiles_ + kWarpsPerBlock - 1) / kWarpsPerBlock)));
+      }
       tile_start_ = DeviceVector<int>(tile_start);
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
       slot_point_ = DeviceVector<int>(slots, 0);
@@ -842,6 +852,7 @@ class CudaEngine final : public BaEngine {
             v_.data()};
   }
   int tiles() const { return tiles_; }
+  unsigned staged_point_blocks() const { return staged_point_blocks_; }
   const int* tile_start() const { return tile_start_.data(); }
   const int* slot_point() const { return slot_point_.data(); }
   double* v() const { return const_cast<double*>(v_.data()); }
@@ -1015,6 +1026,7 @@ class CudaEngine final : public BaEngine {
   DeviceVector<int> chunk_begin_, camera_chunk_start_;
   DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
   int slots_ = 0, tiles_ = 0;
+  unsigned staged_point_blocks_ = 1;  // the fast path's point pass grid (staged_point_pass_kernel)
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;
   // Fast path (snavely_schur_kernels.cuh): per camera its frame and, per product, a variable camera's
@@ -1044,8 +1056,12 @@ void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y
   const unsigned chunk_blocks = static_cast<unsigned>(std::max(1, std::min(engine_.chunks(), 65535 * 8)));
   const auto passes = [&](const auto& point_terms, const auto& camera_terms) {
     if (engine_.tiles() > 0) {
-      point_pass_kernel<<<point_blocks, kThreads, 0, stream>>>(point_terms, engine_.tile_start(), engine_.slot_point(),
-                                                               engine_.tiles(), engine_.Vinv());
+      if constexpr (std::is_same_v<std::decay_t<decltype(point_terms)>, SnavelyPointTerms>)
+        staged_point_pass_kernel<<<engine_.staged_point_blocks(), kThreads, 0, stream>>>(
+            point_terms, engine_.tile_start(), engine_.slot_point(), engine_.tiles(), engine_.Vinv());
+      else
+        point_pass_kernel<<<point_blocks, kThreads, 0, stream>>>(point_terms, engine_.tile_start(), engine_.slot_point(),
+                                                                 engine_.tiles(), engine_.Vinv());
       LINALG_CUDA_CHECK_LAUNCH();
     }
     camera_chunk_kernel<<<chunk_blocks, kThreads, 0, stream>>>(camera_terms, engine_.chunk_begin(), engine_.chunks(),

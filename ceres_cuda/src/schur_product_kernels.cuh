@@ -1,6 +1,8 @@
 #pragma once
 // Private to the GPU engine (included by cuda_engine.cu only): the kernels of the implicit Schur
 // product, the PCG's cost, and the point-order index they read.
+#include <cuda_pipeline.h>
+
 #include <vector>
 
 #include "ba_index.h"
@@ -85,6 +87,64 @@ __device__ __forceinline__ void prefetch_point_inverse(const Shape& s, const dou
     asm volatile("prefetch.global.L1 [%0];" ::"l"(Vinv + static_cast<std::size_t>(k) * s.P + p));
 }
 
+// A tile of whole points, a lane per residual: slot q = q0 + lane when active (q < q1), p its point
+// (-1 for the lanes past the tile). load(slot) forms the lane's terms. A segmented inclusive scan
+// leaves each point's sum on its last lane (a fixed pattern for a given problem: the same bits every
+// run).
+template <class Terms, class Load>
+__device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool active, int p, const double* Vinv,
+                                                  const Terms& terms, Load&& load) {
+  const int lane = threadIdx.x % 32;
+  typename Terms::Slot slot;
+  double g[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
+  // A point's lanes are a run: its first and last lane from the lanes holding the same point,
+  // without reading point_start. The last lane will read the point's inverse block after the
+  // scan: asked for now, it arrives while the lanes form their terms.
+  const unsigned same = __match_any_sync(0xffffffffu, p);
+  const int head = __ffs(same) - 1, tail = 31 - __clz(same);
+  if (active && lane == tail) prefetch_point_inverse(s, Vinv, p);
+  if (active) {
+    load(slot);
+    terms.gradient(q, slot, g);
+  }
+  for (int d = 1; d < 32; d <<= 1) {
+    double from[3];
+    for (int j = 0; j < 3; ++j) from[j] = __shfl_up_sync(0xffffffffu, g[j], d);
+    if (lane - d >= head)
+      for (int j = 0; j < 3; ++j) g[j] += from[j];
+  }
+  if (active && lane == tail) apply_point_inverse(s, Vinv, p, g, w);
+  for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
+  if (active) terms.store(q, slot, w);
+}
+
+// One point with more residuals than lanes (slots q0..q1): sums over rounds of 32, then u again for v.
+template <class Terms>
+__device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1, int p, const double* Vinv,
+                                                 const Terms& terms) {
+  const int lane = threadIdx.x % 32;
+  typename Terms::Slot slot;
+  double total[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
+  for (int base = q0; base < q1; base += 32) {
+    const int q = base + lane;
+    double g[3] = {0.0, 0.0, 0.0};
+    if (q < q1) {
+      terms.load(q, slot);
+      terms.gradient(q, slot, g);
+    }
+    for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
+  }
+  if (lane == 0) apply_point_inverse(s, Vinv, p, total, w);
+  for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
+  for (int base = q0; base < q1; base += 32) {
+    const int q = base + lane;
+    if (q < q1) {
+      terms.load(q, slot);
+      terms.store(q, slot, w);
+    }
+  }
+}
+
 template <class Terms>
 __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __restrict__ tile_start,
                                                  const int* __restrict__ slot_point, int tiles,
@@ -93,58 +153,65 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
   const int warps = gridDim.x * kWarpsPerBlock;
   for (int tile = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32; tile < tiles; tile += warps) {
     const int q0 = tile_start[tile], q1 = tile_start[tile + 1];
-    typename Terms::Slot slot;
-    double g[3], w[3] = {0.0, 0.0, 0.0};
     if (q1 - q0 <= kTileResiduals) {
-      // Whole points, one lane per residual: a segmented inclusive scan leaves each point's sum on its
-      // last lane (a fixed pattern for a given problem: the same bits every run).
       const int q = q0 + lane;
       const bool active = q < q1;
-      const int p = active ? slot_point[q] : -1;
-      // A point's lanes are a run: its first and last lane from the lanes holding the same point,
-      // without reading point_start. The last lane will read the point's inverse block after the
-      // scan: asked for now, it arrives while the lanes form their terms.
-      const unsigned same = __match_any_sync(0xffffffffu, p);
-      const int head = __ffs(same) - 1, tail = 31 - __clz(same);
-      if (active && lane == tail) prefetch_point_inverse(s, Vinv, p);
-      if (active) {
-        terms.load(q, slot);
-        terms.gradient(q, slot, g);
-      } else {
-        g[0] = g[1] = g[2] = 0.0;
-      }
-      for (int d = 1; d < 32; d <<= 1) {
-        double from[3];
-        for (int j = 0; j < 3; ++j) from[j] = __shfl_up_sync(0xffffffffu, g[j], d);
-        if (lane - d >= head)
-          for (int j = 0; j < 3; ++j) g[j] += from[j];
-      }
-      if (active && lane == tail) apply_point_inverse(s, Vinv, p, g, w);
-      for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
-      if (active) terms.store(q, slot, w);
+      whole_points_tile(s, q, active, active ? slot_point[q] : -1, Vinv, terms,
+                        [&](typename Terms::Slot& slot) { terms.load(q, slot); });
     } else {
-      // One point with more residuals than lanes: sums over rounds of 32, then u again for v.
-      const int p = slot_point[q0];
-      double total[3] = {0.0, 0.0, 0.0};
-      for (int base = q0; base < q1; base += 32) {
-        const int q = base + lane;
-        g[0] = g[1] = g[2] = 0.0;
-        if (q < q1) {
-          terms.load(q, slot);
-          terms.gradient(q, slot, g);
-        }
-        for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
-      }
-      if (lane == 0) apply_point_inverse(s, Vinv, p, total, w);
-      for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
-      for (int base = q0; base < q1; base += 32) {
-        const int q = base + lane;
-        if (q < q1) {
-          terms.load(q, slot);
-          terms.store(q, slot, w);
-        }
-      }
+      large_point_tile(s, q0, q1, slot_point[q0], Vinv, terms);
     }
+  }
+}
+
+// The point pass with its streamed inputs a tile ahead (Terms also has a StagedTile, filled lane by lane
+// by stage(q, lane, slot_point, StagedTile*) with asynchronous copies into shared memory, and
+// load(q, lane, const StagedTile&, Slot&); StagedTile's point[lane] is slot q's point):
+// each warp walks tiles (gridDim.x * kWarpsPerBlock warps, a few blocks per multiprocessor), and while it
+// works on one tile the copies of the next one's streamed values are in flight, so that a tile waits
+// only for its gathers. A lane reads back only what it staged itself: no barrier.
+template <class Terms>
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
+    staged_point_pass_kernel(Terms terms, const int* __restrict__ tile_start, const int* __restrict__ slot_point,
+                             int tiles, const double* __restrict__ Vinv) {
+  __shared__ typename Terms::StagedTile stage[2][kWarpsPerBlock];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int warps = gridDim.x * kWarpsPerBlock;
+  // A tile's bounds are read a tile before its copies are issued, so that issuing them does not wait.
+  const auto bounds = [&](int tile, int& q0, int& q1) {
+    q0 = q1 = 0;
+    if (tile < tiles) {
+      q0 = tile_start[tile];
+      q1 = tile_start[tile + 1];
+    }
+  };
+  const auto stage_tile = [&](int q0, int q1, int buffer) {
+    if (q1 - q0 <= kTileResiduals && q0 + lane < q1) terms.stage(q0 + lane, lane, slot_point, &stage[buffer][warp]);
+  };
+  int tile = blockIdx.x * kWarpsPerBlock + warp, q0, q1, n0, n1;
+  bounds(tile, q0, q1);
+  bounds(tile + warps, n0, n1);
+  stage_tile(q0, q1, 0);
+  __pipeline_commit();
+  for (int k = 0; tile < tiles; tile += warps, ++k) {
+    int m0, m1;
+    stage_tile(n0, n1, (k + 1) & 1);  // empty past the last tile
+    __pipeline_commit();
+    bounds(tile + 2 * warps, m0, m1);
+    __pipeline_wait_prior(1);  // this tile's copies
+    if (q1 - q0 <= kTileResiduals) {
+      const int q = q0 + lane;
+      const bool active = q < q1;
+      const typename Terms::StagedTile& staged = stage[k & 1][warp];
+      whole_points_tile(terms.s, q, active, active ? staged.point[lane] : -1, Vinv, terms,
+                        [&](typename Terms::Slot& slot) { terms.load(q, lane, staged, slot); });
+    } else {
+      large_point_tile(terms.s, q0, q1, slot_point[q0], Vinv, terms);
+    }
+    q0 = n0;
+    q1 = n1;
+    n0 = m0;
+    n1 = m1;
   }
 }
 

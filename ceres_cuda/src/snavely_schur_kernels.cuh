@@ -129,14 +129,44 @@ struct SnavelyPointTerms {
     double E[6];
   };
 
+  // What staged_point_pass_kernel streams of a tile's slots, a tile ahead, through shared memory
+  // (entry by entry, lane by lane: no bank conflicts).
+  struct StagedTile {
+    double view[kCompactViewSize][32];
+    double E[6][32];
+    int camera[32], point[32];
+  };
+
+  __device__ __forceinline__ void stage(int q, int lane, const int* slot_point, StagedTile* to) const {
+    for (int k = 0; k < kCompactViewSize; ++k)
+      __pipeline_memcpy_async(&to->view[k][lane], views + static_cast<std::size_t>(k) * slots + q, sizeof(double));
+    for (int k = 0; k < 6; ++k)
+      __pipeline_memcpy_async(&to->E[k][lane], E + static_cast<std::size_t>(k) * slots + q, sizeof(double));
+    __pipeline_memcpy_async(&to->camera[lane], slot_camera + q, sizeof(int));
+    __pipeline_memcpy_async(&to->point[lane], slot_point + q, sizeof(int));
+  }
+
   // u = C F_s x (zero for a constant camera), and E_s.
   __device__ __forceinline__ void load(int q, Slot& slot) const {
     for (int k = 0; k < 6; ++k) slot.E[k] = E[static_cast<std::size_t>(k) * slots + q];
-    slot.u[0] = slot.u[1] = 0.0;
     const int cam = slot_camera[q];
+    double view[kCompactViewSize];
+    if (cam >= 0)
+      for (int k = 0; k < kCompactViewSize; ++k) view[k] = views[static_cast<std::size_t>(k) * slots + q];
+    form_u(q, cam, view, slot);
+  }
+
+  __device__ __forceinline__ void load(int q, int lane, const StagedTile& staged, Slot& slot) const {
+    for (int k = 0; k < 6; ++k) slot.E[k] = staged.E[k][lane];
+    double view[kCompactViewSize];
+    for (int k = 0; k < kCompactViewSize; ++k) view[k] = staged.view[k][lane];
+    form_u(q, staged.camera[lane], view, slot);
+  }
+
+  __device__ __forceinline__ void form_u(int q, int cam, const double (&view)[kCompactViewSize], Slot& slot) const {
+    slot.u[0] = slot.u[1] = 0.0;
     if (cam < 0) return;
-    double view[kCompactViewSize], tangent[kCameraTangentSize];
-    for (int k = 0; k < kCompactViewSize; ++k) view[k] = views[static_cast<std::size_t>(k) * slots + q];
+    double tangent[kCameraTangentSize];
     double direction[3];
     rotation_direction(frames + static_cast<std::size_t>(cam) * kFrameSize, first_order[cam], view, direction);
     load_pairs<kCameraTangentSize>(tangents + static_cast<std::size_t>(cam) * kCameraTangentSize, tangent);

@@ -113,7 +113,7 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
 // streamed once and kept for the store. A lane whose camera is in the first-order rotation branch
 // also reads the camera's frame (rotation_direction).
 struct SnavelyPointTerms {
-  static constexpr int kMinBlocks = 3;  // 76 registers
+  static constexpr int kMinBlocks = 3;  // 80 registers and 40 KB of shared memory a block, staged
   Shape s;
   int slots;
   const int* slot_camera;     // per slot: its residual's variable camera or -1

@@ -169,7 +169,8 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
 // load(q, lane, const StagedTile&, Slot&); StagedTile's point[lane] is slot q's point):
 // each warp walks tiles (gridDim.x * kWarpsPerBlock warps, a few blocks per multiprocessor), and while it
 // works on one tile the copies of the next one's streamed values are in flight, so that a tile waits
-// only for its gathers. A lane reads back only what it staged itself: no barrier.
+// only for its gathers (and, with a loss, for its residuals' corrections, which are not staged). A
+// lane reads back only what it staged itself: no barrier.
 template <class Terms>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     staged_point_pass_kernel(Terms terms, const int* __restrict__ tile_start, const int* __restrict__ slot_point,

@@ -4,8 +4,8 @@
 // residual moves fewer bytes than reading its 18 stored values. From:
 //   - per camera, once per Jacobian, its frame: R(r), f, k1, k2, t, the rotation's branch and J_l(r);
 //   - per residual, once per Jacobian, the compact view of the point seen through the frame;
-//   - for J_c x, the camera's tangent of x (J_l x_r, x_t - (J_l x_r) x t, x_f, x_k1, x_k2), once per
-//     product.
+//   - for J_c x, the camera's tangent of x (J_l x_r, x_t - (J_l x_r) x t~, x_f, x_k1, x_k2; t~ below),
+//     once per product.
 // The model and the derivatives are snavely_residual's (snavely_projection.h) in matrix form:
 //   J_c = [A dP/dr, A, d p, f |p|^2 p, f |p|^4 p],  dP/dr = -[v]x J_l,
 // with v = R X (v = X in the first-order branch); each product is written out at its function. They

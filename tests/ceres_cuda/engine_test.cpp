@@ -101,7 +101,8 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineOnRandomProblems) {
 
 // Cameras whose rotation takes the first-order branch (|r|^2 <= DBL_EPSILON: R = I + [r]x, and the
 // rotation derivative's point is X, not R X; the fast path's products recover it from the view,
-// snavely_jacobian_products.h), with a constant point so that the camera pass forms F_s x too.
+// snavely_jacobian_products.h), with a constant point seen by one of them (|r| about 5e-9) so that
+// the camera pass forms F_s x there too.
 TEST(GpuEngine, PiecesMatchTheCpuEngineWithFirstOrderRotations) {
   REQUIRE_CUDA_DEVICE();
   ceres_cuda::BALProblem bal = synthetic(25);
@@ -109,11 +110,26 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineWithFirstOrderRotations) {
   for (int k = 0; k < 3; ++k)
     for (int j = 0; j < 3; ++j) bal.mutable_camera(2 + 5 * k)[j] = rotations[k][j];
   auto problem = ba_test::make_problem(bal, false, new ceres::HuberLoss(1.0));
-  const auto seen_by_camera_2 = std::find(bal.camera_index().begin(), bal.camera_index().end(), 2);
-  ASSERT_NE(seen_by_camera_2, bal.camera_index().end());
+  const auto seen_by_camera_7 = std::find(bal.camera_index().begin(), bal.camera_index().end(), 7);
+  ASSERT_NE(seen_by_camera_7, bal.camera_index().end());
   problem->SetParameterBlockConstant(
-      bal.mutable_point(bal.point_index()[seen_by_camera_2 - bal.camera_index().begin()]));
+      bal.mutable_point(bal.point_index()[seen_by_camera_7 - bal.camera_index().begin()]));
   compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, three cameras in the first-order branch");
+}
+
+// More tiles than the staged point pass has warps on an H100 or H200 (132 multiprocessors, 3 blocks
+// of 8 warps each: 3168 warps; 48000 points of 4 residuals make 6000 tiles), so that its warps walk
+// more than one tile and its double buffer turns over (smaller problems give each warp one tile).
+TEST(GpuEngine, PiecesMatchTheCpuEngineWithSeveralTilesPerWarp) {
+  REQUIRE_CUDA_DEVICE();
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 40;
+  o.num_points = 48000;
+  o.observations_per_point = 4;
+  o.seed = 26;
+  ceres_cuda::BALProblem bal = ceres_cuda::make_synthetic_bal(o);
+  auto problem = ba_test::make_problem(bal, false);
+  compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, several tiles per warp");
 }
 
 // Points seen by 1 to 60 cameras: the GPU's Schur product packs points of at most 32 residuals into a

@@ -67,7 +67,7 @@ TEST(SnavelyJacobianProducts, MatchTheStoredJacobians) {
       EXPECT_LT(relative_difference(residual, r, 2), 1e-12);
 
       // The compact form: a residual's 3 values and the camera's 12 (J_c x) or its frame (J_c' v),
-      // with the first-order branch's offset where the camera is in that branch.
+      // with the rotation's direction q~ (B q in the first-order branch).
       double compact[kCompactViewSize], camera[kCameraTangentSize];
       compact_view(view, compact);
       camera_tangent(frame, x, camera);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the packed folder (see gpu_pack_variants.sh): every packed revision's test
+# suite, then its benchmark with the given arguments, in ROUNDS (default 2) rounds that take the
+# revisions in turn, then a table of each benchmark row's figures by revision. Logs go to $OUT (or out/);
+# the summary also to stdout.
+#
+#   bash .device/gpu_run_variants.sh [BENCH_ARGS...]          e.g. --only Venice --skip-ceres
+#   ROUNDS (default 2) and ROW_PATTERN (default " LM ", the benchmark rows of bench_ceres) in the environment.
+set -uo pipefail
+cd "$(dirname "$0")"
+out=${OUT:-out}
+mkdir -p "$out" variants
+tar -xJf variants.tar.xz -C variants
+export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SOLVERS_DATA=$PWD/data
+module=$(cat variants/module)
+mapfile -t names <variants/order
+summary=$out/variants_summary.txt
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+  for name in "${names[@]}"; do
+    echo "== $(cat "variants/$name/revision")"
+    "variants/$name/${module}_cuda_test" --gtest_brief=1 >"$out/$name.test.log" 2>&1
+    echo "   tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$out/$name.test.log" | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \]' "$out/$name.test.log" | head -n 10
+  done
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    for name in "${names[@]}"; do
+      "variants/$name/bench_$module" "$@" >"$out/$name.bench.$round.log" 2>&1
+    done
+  done
+  # Each benchmark row (lines matching ROW_PATTERN, default bench_ceres's " LM "), by revision and round.
+  for name in "${names[@]}"; do
+    echo "== $name"
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      grep -E "${ROW_PATTERN:- LM }" "$out/$name.bench.$round.log" | sed -E 's/ +/ /g' | cut -c1-220 | sed "s/^/   round $round: /"
+    done
+  done
+} 2>&1 | tee "$summary"

@@ -21,6 +21,7 @@ shift
 case $module in linalg | gridmap | ompl | ceres) ;; *) echo "gpu_pack_variants.sh: unknown module '$module'" >&2; exit 2 ;; esac
 [[ -d .device ]] || { echo "gpu_pack_variants.sh: run scripts/gpu_pack.sh $module first (it makes .device)" >&2; exit 2; }
 root=${VARIANTS_DIR:-/tmp/cuda_solvers_variants}
+git worktree prune  # worktrees of an earlier call whose folders are gone (a cleared /tmp)
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 names=()

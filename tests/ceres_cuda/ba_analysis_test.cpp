@@ -38,7 +38,7 @@ BaLayout reference_layout(const ceres::Solver::Options& options, ceres::Problem&
     bool camera_first;
   };
   std::vector<Use> uses;
-  std::vector<double*> cameras, points;  // in order of first use
+  std::vector<double*> cameras, points;  // in order of first use in the problem
   std::set<double*> seen_cameras, seen_points;
   for (const ceres::ResidualBlockId id : ids) {
     std::vector<double*> blocks;
@@ -70,6 +70,22 @@ BaLayout reference_layout(const ceres::Solver::Options& options, ceres::Problem&
   std::stable_sort(all.begin(), all.end(), [](const BaResidual& a, const BaResidual& b) { return a.camera < b.camera; });
   for (const BaResidual& x : all)
     (l.camera_is_variable(x.camera) || l.point_is_variable(x.point) ? l.residuals : l.fixed_residuals).push_back(x);
+  // Points renumbered by first use in that order (the residuals, then the fixed ones), variable first.
+  std::vector<int> camera_major;  // old numbers in order of first use
+  std::set<int> seen;
+  for (const auto* list : {&l.residuals, &l.fixed_residuals})
+    for (const BaResidual& x : *list)
+      if (seen.insert(x.point).second) camera_major.push_back(x.point);
+  std::stable_partition(camera_major.begin(), camera_major.end(), [&](int p) { return l.point_is_variable(p); });
+  std::vector<int> renumber(l.points.size());
+  std::vector<double*> points_by_use;
+  for (int p : camera_major) {
+    renumber[p] = static_cast<int>(points_by_use.size());
+    points_by_use.push_back(l.points[p]);
+  }
+  l.points = points_by_use;
+  for (auto* list : {&l.residuals, &l.fixed_residuals})
+    for (BaResidual& x : *list) x.point = renumber[x.point];
   const ceres::CostFunction* first = all.front().cost;
   l.camera_size = first->parameter_block_sizes()[all.front().camera_first ? 0 : 1];
   l.residual_size = first->num_residuals();

@@ -178,25 +178,30 @@ __global__ void __launch_bounds__(kThreads) camera_gather_kernel(Shape s, const 
   }
 }
 
-// out_p = Vinv_p sum_i E_i' v_i, v_i = wf f_i + F_i x_c (one thread per point; Vinv null: no
-// solve, the plain sum E' v).
-__global__ void __launch_bounds__(kThreads) point_solve_kernel(Shape s, const double* __restrict__ F,
-                                                               const double* __restrict__ E,
-                                                               const double* __restrict__ f, double wf, double wx,
-                                                               const double* __restrict__ x,
-                                                               const double* __restrict__ Vinv, double* __restrict__ out) {
+// The gradient's point part, out_p = sum_i E_i' f_i (one thread per point).
+__global__ void __launch_bounds__(kThreads) point_gradient_kernel(Shape s, const double* __restrict__ E,
+                                                                  const double* __restrict__ f, double* __restrict__ out) {
   const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
-    double V[9];
-    for (int k = 0; k < 9; ++k) V[k] = Vinv ? Vinv[static_cast<std::size_t>(k) * s.P + p] : identity[k];
     const ResidualRange r{s.point_residuals, s.point_start[p], s.point_start[p + 1]};
     double g[3];
-    point_solve(soa(E, s.R), s.m, r, V,
-                [&](int i, int a) {
-                  return (wf != 0.0 ? wf * f[static_cast<std::size_t>(a) * s.R + i] : 0.0) + wx * camera_term(s, F, i, a, x);
-                },
-                g);
+    point_solve(soa(E, s.R), s.m, r, identity, [&](int i, int a) { return f[static_cast<std::size_t>(a) * s.R + i]; }, g);
     for (int q = 0; q < 3; ++q) out[pt_at(s, p, q)] = g[q];
+  }
+}
+
+// out_p = Vinv_p (s_p .* g_p): the right-hand side's V^-1 E'f from the gradient's point part g = E'f of
+// the unscaled Jacobian (E scaled is E diag(s_p)), without another pass over the residuals.
+__global__ void scaled_point_inverse_kernel(Shape s, const double* __restrict__ Vinv, const double* __restrict__ scaling,
+                                            const double* __restrict__ g, double* __restrict__ out) {
+  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
+    double sg[3];
+    for (int q = 0; q < 3; ++q) sg[q] = scaling[pt_at(s, p, q)] * g[pt_at(s, p, q)];
+    for (int r = 0; r < 3; ++r) {
+      double v = 0.0;
+      for (int q = 0; q < 3; ++q) v += Vinv[static_cast<std::size_t>(3 * r + q) * s.P + p] * sg[q];
+      out[pt_at(s, p, r)] = v;
+    }
   }
 }
 
@@ -205,18 +210,27 @@ __global__ void __launch_bounds__(kThreads) camera_column_norms_kernel(Shape s, 
                                                                        double* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
-    for (int k = 0; k < s.c; ++k) {
-      double acc = 0.0;
-      for (int t = s.camera_start[cam] + lane; t < s.camera_start[cam + 1]; t += 32) {
-        const int i = s.camera_residuals[t];
-        for (int a = 0; a < s.m; ++a) {
-          const double v = F[static_cast<std::size_t>(a * s.c + k) * s.R + i];
-          acc += v * v;
-        }
-      }
-      const double total = warp_sum(acc);
-      if (lane == 0) out[cam_at(s, cam, k)] = total;
+    // All the columns in one sweep over the camera's residuals: each lane has all of a residual's
+    // loads in flight at once (a sweep per column left them one at a time, at a few thousand warps).
+    double acc[kMaxCameraSize];
+#pragma unroll
+    for (int k = 0; k < kMaxCameraSize; ++k) acc[k] = 0.0;
+    for (int t = s.camera_start[cam] + lane; t < s.camera_start[cam + 1]; t += 32) {
+      const int i = s.camera_residuals[t];
+      for (int a = 0; a < s.m; ++a)
+#pragma unroll
+        for (int k = 0; k < kMaxCameraSize; ++k)
+          if (k < s.c) {
+            const double v = F[static_cast<std::size_t>(a * s.c + k) * s.R + i];
+            acc[k] += v * v;
+          }
     }
+#pragma unroll
+    for (int k = 0; k < kMaxCameraSize; ++k)
+      if (k < s.c) {
+        const double total = warp_sum(acc[k]);
+        if (lane == 0) out[cam_at(s, cam, k)] = total;
+      }
   }
 }
 
@@ -363,12 +377,14 @@ __global__ void __launch_bounds__(kThreads) model_cost_kernel(Shape s, const dou
   }
 }
 
-// step = -(y_c, y_p); delta = step .* scaling; count non-finite entries.
+// step = -(y_c, y_p) with y_p = e - w (the back-substitution: e = V^-1 E'f, w = V^-1 E'F y_c);
+// delta = step .* scaling; count non-finite entries.
 __global__ void finish_step_kernel(std::size_t camera_values, std::size_t n, const double* __restrict__ yc,
-                                   const double* __restrict__ yp, const double* __restrict__ scaling,
-                                   double* __restrict__ step, double* __restrict__ delta, int* nonfinite) {
+                                   const double* __restrict__ e, const double* __restrict__ w,
+                                   const double* __restrict__ scaling, double* __restrict__ step,
+                                   double* __restrict__ delta, int* nonfinite) {
   for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads) {
-    const double v = -(i < camera_values ? yc[i] : yp[i - camera_values]);
+    const double v = -(i < camera_values ? yc[i] : e[i - camera_values] - w[i - camera_values]);
     step[i] = v;
     delta[i] = v * scaling[i];
     if (!isfinite(v)) atomicAdd(nonfinite, 1);
@@ -509,6 +525,7 @@ class CudaEngine final : public BaEngine {
     delta_ = DeviceVector<double>(n_, 0.0);
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
+    point_w_ = point_tmp_.copy();
     {  // The Schur product's passes: the tiles, v and the point-order copy of E; the point-order copy of F,
        // or on the fast path the frames and the compact views in both orders (snavely_schur_kernels.cuh).
       phase("Jacobian and vector storage");
@@ -586,8 +603,8 @@ class CudaEngine final : public BaEngine {
       camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
           shape_, F_.data(), E_.data(), f_.data(), 1.0, nullptr, nullptr, nullptr, gradient_.data());
       LINALG_CUDA_CHECK_LAUNCH();
-      point_solve_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(), 1.0, 0.0,
-                                                                        nullptr, nullptr, gradient_.data() + camera_values_);
+      point_gradient_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), f_.data(),
+                                                                           gradient_.data() + camera_values_);
       LINALG_CUDA_CHECK_LAUNCH();
     }
     return ok;
@@ -654,9 +671,9 @@ class CudaEngine final : public BaEngine {
     point_blocks_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), d2_.data() + camera_values_,
                                                                        Vinv_.data(), counts);
     LINALG_CUDA_CHECK_LAUNCH();
-    // rhs = F'(f - E e), e = V^-1 E'f.
-    point_solve_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(), 1.0, 0.0,
-                                                                      nullptr, Vinv_.data(), point_tmp_.data());
+    // rhs = F'(f - E e), e = V^-1 E'f (from the gradient's E'f).
+    scaled_point_inverse_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(
+        shape_, Vinv_.data(), scaling_.data() + camera_values_, gradient_.data() + camera_values_, point_tmp_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
         shape_, F_.data(), E_.data(), f_.data(), 1.0, nullptr, point_tmp_.data(), nullptr, rhs_.data());
@@ -670,12 +687,12 @@ class CudaEngine final : public BaEngine {
     const bool usable = result.termination != LinearTermination::Failure &&
                         result.termination != LinearTermination::FatalError;
     if (usable) {
-      // y_p = V^-1 E'(f - F y_c); step = -y; delta = step .* scaling.
-      point_solve_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(), 1.0,
-                                                                        -1.0, y_.data(), Vinv_.data(), point_tmp_.data());
-      LINALG_CUDA_CHECK_LAUNCH();
+      // y_p = V^-1 E'(f - F y_c) = e - w, w = V^-1 E'F y_c from the Schur product's point pass;
+      // step = -y; delta = step .* scaling.
+      point_pass(y_.data(), point_w_.data());
       finish_step_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(camera_values_, n_, y_.data(), point_tmp_.data(),
-                                                                   scaling_.data(), step_.data(), delta_.data(), counts + 2);
+                                                                   point_w_.data(), scaling_.data(), step_.data(),
+                                                                   delta_.data(), counts + 2);
       LINALG_CUDA_CHECK_LAUNCH();
       model_cost_kernel<<<blocks_for(shape_.R), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), f_.data(),
                                                                         step_.data(), per_residual_.data());
@@ -812,20 +829,57 @@ class CudaEngine final : public BaEngine {
   const Shape& shape() const { return shape_; }
   std::size_t camera_values() const { return camera_values_; }
   cudaStream_t stream() const { return stream_; }
-  const double* Vinv() const { return Vinv_.data(); }
   const double* d2() const { return d2_.data(); }
   const double* blocks() const { return blocks_.data(); }
-  bool fast() const { return fast_; }
+  // The Schur product's passes (schur_product_kernels.cuh), launched on the stream. The point pass
+  // at x leaves v per slot for the camera pass, or with point_result w = V^-1 E'F x per point
+  // (continuous-element) instead: the back-substitution's part that depends on the camera step.
+  void point_pass(const double* x, double* point_result) const {
+    if (tiles_ == 0) return;
+    const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(tiles_));
+    if (fast_) {
+      staged_point_pass_kernel<<<staged_point_blocks_, kThreads, 0, stream_>>>(
+          snavely_point_terms(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
+    } else if (shape_.m == 2 && shape_.c == 9) {  // BAL-sized blocks: kernels compiled for those sizes
+      point_pass_kernel<<<blocks, kThreads, 0, stream_>>>(stored_point_terms<2, 9>(x, point_result), tile_start_.data(),
+                                                          slot_point_.data(), tiles_, Vinv_.data());
+    } else {  // anything else: the largest sizes supported
+      point_pass_kernel<<<blocks, kThreads, 0, stream_>>>(stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x, point_result),
+                                                          tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
+    }
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  // The camera pass: per chunk, the sums of F' v over its residuals into partial().
+  void camera_pass(const double* x) const {
+    const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
+    double* partial = const_cast<double*>(partial_.data());
+    if (fast_)
+      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(snavely_camera_terms(), chunk_begin_.data(), chunks_, partial, shape_.c);
+    else if (shape_.m == 2 && shape_.c == 9)
+      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
+                                                            shape_.c);
+    else
+      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<kMaxCameraSize>(x), chunk_begin_.data(), chunks_,
+                                                            partial, shape_.c);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
+  double* partial() const { return const_cast<double*>(partial_.data()); }
+
+ private:
+  double* v() const { return const_cast<double*>(v_.data()); }
   template <int M, int C>
-  StoredPointTerms<M, C> stored_point_terms(const double* x) const {
-    return {shape_, slots_, slot_camera_.data(), F_by_point_.data(), E_by_point_.data(), x, v()};
+  StoredPointTerms<M, C> stored_point_terms(const double* x, double* point_result) const {
+    return {shape_, slots_, slot_camera_.data(), F_by_point_.data(), E_by_point_.data(), x, v(), point_result};
   }
   template <int C>
   StoredCameraTerms<C> stored_camera_terms(const double* x) const {
     return {shape_, F_.data(), residual_slot_.data(), x, v_.data()};
   }
   // Launches the cameras' tangents of x (on the stream, before the passes that read them).
-  SnavelyPointTerms snavely_point_terms(const double* x) const {
+  SnavelyPointTerms snavely_point_terms(const double* x, double* point_result) const {
     double* tangents = const_cast<double*>(tangents_.data());
     camera_tangents_kernel<<<blocks_for(shape_.C), kThreads, 0, stream_>>>(shape_, frames_.data(), scaling_.data(), x,
                                                                            tangents);
@@ -839,7 +893,8 @@ class CudaEngine final : public BaEngine {
             frames_.data(),
             first_order_.data(),
             E_by_point_.data(),
-            v()};
+            v(),
+            point_result};
   }
   SnavelyCameraTerms snavely_camera_terms() const {
     return {shape_,
@@ -851,17 +906,7 @@ class CudaEngine final : public BaEngine {
             residual_slot_.data(),
             v_.data()};
   }
-  int tiles() const { return tiles_; }
-  unsigned staged_point_blocks() const { return staged_point_blocks_; }
-  const int* tile_start() const { return tile_start_.data(); }
-  const int* slot_point() const { return slot_point_.data(); }
-  double* v() const { return const_cast<double*>(v_.data()); }
-  int chunks() const { return chunks_; }
-  const int* chunk_begin() const { return chunk_begin_.data(); }
-  const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
-  double* partial() const { return const_cast<double*>(partial_.data()); }
 
- private:
   bool evaluate(bool jacobians, double* cost) {
     if (fast_) return evaluate_fast(cameras_.data(), points_.data(), jacobians, cost);
     if (!evaluator_->evaluate(host_cameras_.data(), host_points_.data(), host_f_.data(), jacobians ? host_F_.data() : nullptr,
@@ -1035,7 +1080,7 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_, views_by_residual_,
       corrections_by_residual_;
   DeviceVector<int> first_order_;  // per camera, camera_frames_kernel's
-  DeviceVector<double> Vinv_, point_tmp_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
+  DeviceVector<double> Vinv_, point_tmp_, point_w_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
@@ -1052,31 +1097,8 @@ std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
   const Shape& s = engine_.shape();
   cudaStream_t stream = engine_.stream();
-  const unsigned point_blocks = blocks_for(32 * static_cast<std::size_t>(std::max(1, engine_.tiles())));
-  const unsigned chunk_blocks = static_cast<unsigned>(std::max(1, std::min(engine_.chunks(), 65535 * 8)));
-  const auto passes = [&](const auto& point_terms, const auto& camera_terms) {
-    if (engine_.tiles() > 0) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(point_terms)>, SnavelyPointTerms>)
-        staged_point_pass_kernel<<<engine_.staged_point_blocks(), kThreads, 0, stream>>>(
-            point_terms, engine_.tile_start(), engine_.slot_point(), engine_.tiles(), engine_.Vinv());
-      else
-        point_pass_kernel<<<point_blocks, kThreads, 0, stream>>>(point_terms, engine_.tile_start(), engine_.slot_point(),
-                                                                 engine_.tiles(), engine_.Vinv());
-      LINALG_CUDA_CHECK_LAUNCH();
-    }
-    camera_chunk_kernel<<<chunk_blocks, kThreads, 0, stream>>>(camera_terms, engine_.chunk_begin(), engine_.chunks(),
-                                                               engine_.partial(), s.c);
-    LINALG_CUDA_CHECK_LAUNCH();
-  };
-  if (engine_.fast()) {
-    passes(engine_.snavely_point_terms(x.data()), engine_.snavely_camera_terms());
-  } else if (s.m == 2 && s.c == 9) {
-    // BAL-sized blocks get kernels compiled for those sizes; anything else the largest sizes supported.
-    passes(engine_.stored_point_terms<2, 9>(x.data()), engine_.stored_camera_terms<9>(x.data()));
-  } else {
-    passes(engine_.stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x.data()),
-           engine_.stored_camera_terms<kMaxCameraSize>(x.data()));
-  }
+  engine_.point_pass(x.data(), nullptr);
+  engine_.camera_pass(x.data());
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
       s, engine_.camera_chunk_start(), engine_.partial(), engine_.d2(), x.data(), y.data());
   LINALG_CUDA_CHECK_LAUNCH();

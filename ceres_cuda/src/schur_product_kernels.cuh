@@ -70,6 +70,8 @@ __global__ void point_order_kernel(Shape s, int* __restrict__ slot_point, int* _
 //   void load(int q, Slot&) const;                              u_q = F_q x_c
 //   void gradient(int q, const Slot&, double (&g)[3]) const;    g = E_q' u_q
 //   void store(int q, const Slot&, const double (&w)[3]) const; v_q = u_q - E_q w, in point order
+//   void store_point(int p, const double (&w)[3]) const;       w_p itself, when asked for instead of v
+// (the back-substitution's V^-1 E'F y_c is the same pass with y_c for x and w_p as its result).
 __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double* Vinv, int p, const double (&g)[3],
                                                     double (&w)[3]) {
 #pragma unroll
@@ -78,6 +80,13 @@ __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double
 #pragma unroll
     for (int j = 0; j < 3; ++j) w[r] += Vinv[static_cast<std::size_t>(3 * r + j) * s.P + p] * g[j];
   }
+}
+
+// w_p into a per-point result (continuous-element, like the points' part of the variables), if asked for.
+__device__ __forceinline__ void store_point_result(const Shape& s, double* result, int p, const double (&w)[3]) {
+  if (!result) return;
+#pragma unroll
+  for (int j = 0; j < 3; ++j) result[pt_at(s, p, j)] = w[j];
 }
 
 // Into L1 ahead of apply_point_inverse.
@@ -113,7 +122,10 @@ __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool ac
     if (lane - d >= head)
       for (int j = 0; j < 3; ++j) g[j] += from[j];
   }
-  if (active && lane == tail) apply_point_inverse(s, Vinv, p, g, w);
+  if (active && lane == tail) {
+    apply_point_inverse(s, Vinv, p, g, w);
+    terms.store_point(p, w);
+  }
   for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
   if (active) terms.store(q, slot, w);
 }
@@ -134,7 +146,11 @@ __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1,
     }
     for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
   }
-  if (lane == 0) apply_point_inverse(s, Vinv, p, total, w);
+  if (lane == 0) {
+    apply_point_inverse(s, Vinv, p, total, w);
+    terms.store_point(p, w);
+  }
+  if (terms.point_result) return;
   for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
   for (int base = q0; base < q1; base += 32) {
     const int q = base + lane;
@@ -229,6 +245,7 @@ struct StoredPointTerms {
   const double* E;            // point order, likewise
   const double* x;
   double* v;
+  double* point_result;       // null: v per slot; otherwise w per point (continuous-element) and no v
   struct Slot {
     double u[M];
   };
@@ -264,6 +281,7 @@ struct StoredPointTerms {
   }
 
   __device__ __forceinline__ void store(int q, const Slot& slot, const double (&w)[3]) const {
+    if (point_result) return;
 #pragma unroll
     for (int a = 0; a < M; ++a) {
       if (a >= s.m) break;
@@ -273,6 +291,8 @@ struct StoredPointTerms {
       v[static_cast<std::size_t>(q) * s.m + a] = slot.u[a] - t;
     }
   }
+
+  __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
 };
 
 template <class Terms>

@@ -5,7 +5,8 @@
 # the summary also to stdout.
 #
 #   bash .device/gpu_run_variants.sh [BENCH_ARGS...]          e.g. --only Venice --skip-ceres
-#   ROUNDS (default 2) and ROW_PATTERN (default " LM ", the benchmark rows of bench_ceres) in the environment.
+#   ROUNDS (default 2) and ROW_PATTERN (default " LM ", the benchmark rows of bench_ceres) in the environment;
+#   TESTS=last runs only the last revision's tests (the others' ran before), TESTS=none none.
 set -uo pipefail
 cd "$(dirname "$0")"
 out=${OUT:-out}
@@ -19,6 +20,10 @@ summary=$out/variants_summary.txt
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
   for name in "${names[@]}"; do
     echo "== $(cat "variants/$name/revision")"
+    case ${TESTS:-all} in
+      none) continue ;;
+      last) [[ $name == "${names[-1]}" ]] || continue ;;
+    esac
     "variants/$name/${module}_cuda_test" --gtest_brief=1 >"$out/$name.test.log" 2>&1
     echo "   tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$out/$name.test.log" | tr '\n' ' ')"
     grep -E '^\[  FAILED  \]' "$out/$name.test.log" | head -n 10

@@ -537,7 +537,7 @@ class CudaEngine final : public BaEngine {
         LINALG_CUDA_CHECK(cudaGetDevice(&device));
         LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
         LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_multiprocessor, staged_point_pass_kernel<SnavelyPointTerms>, kThreads, 0));
+            &per_multiprocessor, staged_point_pass_kernel<SnavelyPointTerms, false>, kThreads, 0));
         staged_point_blocks_ = static_cast<unsigned>(std::max(
             1, std::min(multiprocessors * std::max(1, per_multiprocessor), (tiles_ + kWarpsPerBlock - 1) / kWarpsPerBlock)));
       }
@@ -836,16 +836,22 @@ class CudaEngine final : public BaEngine {
   // (continuous-element) instead: the back-substitution's part that depends on the camera step.
   void point_pass(const double* x, double* point_result) const {
     if (tiles_ == 0) return;
+    if (point_result) point_pass<true>(x, point_result);
+    else point_pass<false>(x, nullptr);
+  }
+  template <bool kPerPoint>
+  void point_pass(const double* x, double* point_result) const {
     const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(tiles_));
     if (fast_) {
-      staged_point_pass_kernel<<<staged_point_blocks_, kThreads, 0, stream_>>>(
+      staged_point_pass_kernel<SnavelyPointTerms, kPerPoint><<<staged_point_blocks_, kThreads, 0, stream_>>>(
           snavely_point_terms(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
     } else if (shape_.m == 2 && shape_.c == 9) {  // BAL-sized blocks: kernels compiled for those sizes
-      point_pass_kernel<<<blocks, kThreads, 0, stream_>>>(stored_point_terms<2, 9>(x, point_result), tile_start_.data(),
-                                                          slot_point_.data(), tiles_, Vinv_.data());
+      point_pass_kernel<StoredPointTerms<2, 9>, kPerPoint><<<blocks, kThreads, 0, stream_>>>(
+          stored_point_terms<2, 9>(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
     } else {  // anything else: the largest sizes supported
-      point_pass_kernel<<<blocks, kThreads, 0, stream_>>>(stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x, point_result),
-                                                          tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
+      point_pass_kernel<StoredPointTerms<kMaxResidualSize, kMaxCameraSize>, kPerPoint><<<blocks, kThreads, 0, stream_>>>(
+          stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x, point_result), tile_start_.data(), slot_point_.data(),
+          tiles_, Vinv_.data());
     }
     LINALG_CUDA_CHECK_LAUNCH();
   }

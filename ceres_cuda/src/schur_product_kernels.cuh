@@ -70,8 +70,9 @@ __global__ void point_order_kernel(Shape s, int* __restrict__ slot_point, int* _
 //   void load(int q, Slot&) const;                              u_q = F_q x_c
 //   void gradient(int q, const Slot&, double (&g)[3]) const;    g = E_q' u_q
 //   void store(int q, const Slot&, const double (&w)[3]) const; v_q = u_q - E_q w, in point order
-//   void store_point(int p, const double (&w)[3]) const;       w_p itself, when asked for instead of v
-// (the back-substitution's V^-1 E'F y_c is the same pass with y_c for x and w_p as its result).
+//   void store_point(int p, const double (&w)[3]) const;       w_p itself, in the pass's per-point form
+// (kPerPoint: the back-substitution's V^-1 E'F y_c is the same pass with y_c for x and w as its result;
+// a separate instance, so that the product's code is not touched by it).
 __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double* Vinv, int p, const double (&g)[3],
                                                     double (&w)[3]) {
 #pragma unroll
@@ -82,9 +83,8 @@ __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double
   }
 }
 
-// w_p into a per-point result (continuous-element, like the points' part of the variables), if asked for.
+// w_p into a per-point result (continuous-element, like the points' part of the variables).
 __device__ __forceinline__ void store_point_result(const Shape& s, double* result, int p, const double (&w)[3]) {
-  if (!result) return;
 #pragma unroll
   for (int j = 0; j < 3; ++j) result[pt_at(s, p, j)] = w[j];
 }
@@ -100,7 +100,7 @@ __device__ __forceinline__ void prefetch_point_inverse(const Shape& s, const dou
 // (-1 for the lanes past the tile). load(slot) forms the lane's terms. A segmented inclusive scan
 // leaves each point's sum on its last lane (a fixed pattern for a given problem: the same bits every
 // run).
-template <class Terms, class Load>
+template <bool kPerPoint, class Terms, class Load>
 __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool active, int p, const double* Vinv,
                                                   const Terms& terms, Load&& load) {
   const int lane = threadIdx.x % 32;
@@ -124,14 +124,16 @@ __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool ac
   }
   if (active && lane == tail) {
     apply_point_inverse(s, Vinv, p, g, w);
-    terms.store_point(p, w);
+    if constexpr (kPerPoint) terms.store_point(p, w);
   }
-  for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
-  if (active) terms.store(q, slot, w);
+  if constexpr (!kPerPoint) {
+    for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
+    if (active) terms.store(q, slot, w);
+  }
 }
 
 // One point with more residuals than lanes (slots q0..q1): sums over rounds of 32, then u again for v.
-template <class Terms>
+template <bool kPerPoint, class Terms>
 __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1, int p, const double* Vinv,
                                                  const Terms& terms) {
   const int lane = threadIdx.x % 32;
@@ -148,20 +150,21 @@ __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1,
   }
   if (lane == 0) {
     apply_point_inverse(s, Vinv, p, total, w);
-    terms.store_point(p, w);
+    if constexpr (kPerPoint) terms.store_point(p, w);
   }
-  if (terms.point_result) return;
-  for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
-  for (int base = q0; base < q1; base += 32) {
-    const int q = base + lane;
-    if (q < q1) {
-      terms.load(q, slot);
-      terms.store(q, slot, w);
+  if constexpr (!kPerPoint) {
+    for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
+    for (int base = q0; base < q1; base += 32) {
+      const int q = base + lane;
+      if (q < q1) {
+        terms.load(q, slot);
+        terms.store(q, slot, w);
+      }
     }
   }
 }
 
-template <class Terms>
+template <bool kPerPoint, class Terms>
 __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __restrict__ tile_start,
                                                  const int* __restrict__ slot_point, int tiles,
                                                  const double* __restrict__ Vinv, const Terms& terms) {
@@ -172,10 +175,10 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
     if (q1 - q0 <= kTileResiduals) {
       const int q = q0 + lane;
       const bool active = q < q1;
-      whole_points_tile(s, q, active, active ? slot_point[q] : -1, Vinv, terms,
-                        [&](typename Terms::Slot& slot) { terms.load(q, slot); });
+      whole_points_tile<kPerPoint>(s, q, active, active ? slot_point[q] : -1, Vinv, terms,
+                                   [&](typename Terms::Slot& slot) { terms.load(q, slot); });
     } else {
-      large_point_tile(s, q0, q1, slot_point[q0], Vinv, terms);
+      large_point_tile<kPerPoint>(s, q0, q1, slot_point[q0], Vinv, terms);
     }
   }
 }
@@ -187,7 +190,7 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
 // works on one tile the copies of the next one's streamed values are in flight, so that a tile waits
 // only for its gathers (and, with a loss, for its residuals' corrections, which are not staged). A
 // lane reads back only what it staged itself: no barrier.
-template <class Terms>
+template <class Terms, bool kPerPoint>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     staged_point_pass_kernel(Terms terms, const int* __restrict__ tile_start, const int* __restrict__ slot_point,
                              int tiles, const double* __restrict__ Vinv) {
@@ -220,10 +223,10 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       const int q = q0 + lane;
       const bool active = q < q1;
       const typename Terms::StagedTile& staged = stage[k & 1][warp];
-      whole_points_tile(terms.s, q, active, active ? staged.point[lane] : -1, Vinv, terms,
-                        [&](typename Terms::Slot& slot) { terms.load(q, lane, staged, slot); });
+      whole_points_tile<kPerPoint>(terms.s, q, active, active ? staged.point[lane] : -1, Vinv, terms,
+                                   [&](typename Terms::Slot& slot) { terms.load(q, lane, staged, slot); });
     } else {
-      large_point_tile(terms.s, q0, q1, slot_point[q0], Vinv, terms);
+      large_point_tile<kPerPoint>(terms.s, q0, q1, slot_point[q0], Vinv, terms);
     }
     q0 = n0;
     q1 = n1;
@@ -245,7 +248,7 @@ struct StoredPointTerms {
   const double* E;            // point order, likewise
   const double* x;
   double* v;
-  double* point_result;       // null: v per slot; otherwise w per point (continuous-element) and no v
+  double* point_result;       // kPerPoint: w per point (continuous-element), instead of v
   struct Slot {
     double u[M];
   };
@@ -281,7 +284,6 @@ struct StoredPointTerms {
   }
 
   __device__ __forceinline__ void store(int q, const Slot& slot, const double (&w)[3]) const {
-    if (point_result) return;
 #pragma unroll
     for (int a = 0; a < M; ++a) {
       if (a >= s.m) break;
@@ -295,10 +297,10 @@ struct StoredPointTerms {
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
 };
 
-template <class Terms>
+template <class Terms, bool kPerPoint>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point, int tiles, const double* __restrict__ Vinv) {
-  point_pass_tiles(terms.s, tile_start, slot_point, tiles, Vinv, terms);
+  point_pass_tiles<kPerPoint>(terms.s, tile_start, slot_point, tiles, Vinv, terms);
 }
 
 // The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the

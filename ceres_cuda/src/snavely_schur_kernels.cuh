@@ -124,7 +124,7 @@ struct SnavelyPointTerms {
   const int* first_order;     // per camera: 1 in the first-order branch
   const double* E;            // point order, entry k of slot q at k * slots + q
   double* v;                  // point order: entry a of slot q at 2 q + a
-  double* point_result;       // null: v per slot; otherwise w per point (continuous-element) and no v
+  double* point_result;       // kPerPoint: w per point (continuous-element), instead of v
   struct Slot {
     double u[2];
     double E[6];
@@ -182,7 +182,6 @@ struct SnavelyPointTerms {
 
   // v = u - E_s w.
   __device__ __forceinline__ void store(int q, const Slot& slot, const double (&w)[3]) const {
-    if (point_result) return;
     for (int a = 0; a < 2; ++a)
       v[2 * static_cast<std::size_t>(q) + a] =
           slot.u[a] - (slot.E[3 * a] * w[0] + slot.E[3 * a + 1] * w[1] + slot.E[3 * a + 2] * w[2]);

@@ -526,8 +526,8 @@ class CudaEngine final : public BaEngine {
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
     point_w_ = point_tmp_.copy();
-    {  // The Schur product's passes: the tiles, v and the point-order copy of E; the point-order copy of F,
-       // or on the fast path the frames and the compact views in both orders (snavely_schur_kernels.cuh).
+    {  // The Schur product's passes: the tiles and v; the point-order copies of F and E, or on the fast
+       // path the frames and the compact views in both orders (snavely_schur_kernels.cuh).
       phase("Jacobian and vector storage");
       const std::vector<int> tile_start = make_point_tiles(index_.point_start);
       slots_ = index_.point_start.back();
@@ -550,7 +550,6 @@ class CudaEngine final : public BaEngine {
                                                                           residual_slot_.data());
       LINALG_CUDA_CHECK_LAUNCH();
       v_ = DeviceVector<double>(slots * m, 0.0);
-      E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
       if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         first_order_ = DeviceVector<int>(std::max<std::size_t>(1, layout.cameras.size()), 0);
@@ -563,6 +562,7 @@ class CudaEngine final : public BaEngine {
         }
       } else {
         F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
+        E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
       }
     }
     phase("point order");
@@ -627,8 +627,7 @@ class CudaEngine final : public BaEngine {
   }
 
   // After every Jacobian (and its scaling), what the Schur product reads: the point-order copies of E
-  // and F, or on the fast path of E only, with the cameras' frames and the compact views in both
-  // orders.
+  // and F, or on the fast path the cameras' frames and the compact views in both orders.
   void refresh_schur_inputs() {
     if (fast_) {
       const int cameras = static_cast<int>(layout_.cameras.size());
@@ -645,13 +644,13 @@ class CudaEngine final : public BaEngine {
       views(slots_, shape_.point_residuals, views_by_point_, corrections_by_point_);
       views(shape_.R, nullptr, views_by_residual_, corrections_by_residual_);
     }
-    if (slots_ == 0) return;
+    if (fast_ || slots_ == 0) return;
     const auto gather = [&](int entries, const DeviceVector<double>& stored, DeviceVector<double>& by_point) {
       gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * entries), kThreads, 0, stream_>>>(
           shape_, entries, stored.data(), by_point.data());
       LINALG_CUDA_CHECK_LAUNCH();
     };
-    if (!fast_) gather(shape_.m * shape_.c, F_, F_by_point_);
+    gather(shape_.m * shape_.c, F_, F_by_point_);
     gather(shape_.m * 3, E_, E_by_point_);
   }
 
@@ -898,7 +897,7 @@ class CudaEngine final : public BaEngine {
             tangents,
             frames_.data(),
             first_order_.data(),
-            E_by_point_.data(),
+            scaling_.data() + camera_values_,
             v(),
             point_result};
   }

@@ -52,14 +52,16 @@ std::vector<int> make_point_tiles(const std::vector<int>& start) {
 
 // Once per engine, the rest of the point-order index, on the device (from the uploaded CSR rather
 // than three host arrays of a value per residual): per slot its point and its residual's variable
-// camera (or -1), per residual its slot (residual_slot holds -1 beforehand: a constant point has none).
+// camera, or for a constant camera ~ its parameter block's index (negative: the fast path's point pass
+// still needs the camera's frame), per residual its slot (residual_slot holds -1 beforehand: a
+// constant point has none).
 __global__ void point_order_kernel(Shape s, int* __restrict__ slot_point, int* __restrict__ slot_camera,
                                    int* __restrict__ residual_slot) {
   for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads)
     for (int q = s.point_start[p]; q < s.point_start[p + 1]; ++q) {
       const int i = s.point_residuals[q];
       slot_point[q] = p;
-      slot_camera[q] = s.camera_of[i];
+      slot_camera[q] = s.camera_of[i] >= 0 ? s.camera_of[i] : ~s.camera_param[i];
       residual_slot[i] = q;
     }
 }
@@ -68,7 +70,9 @@ __global__ void point_order_kernel(Shape s, int* __restrict__ slot_point, int* _
 //   kMinBlocks                                                  blocks per multiprocessor to fit
 //   struct Slot;                                                what a slot keeps between the calls
 //   void load(int q, Slot&) const;                              u_q = F_q x_c
-//   void gradient(int q, const Slot&, double (&g)[3]) const;    g = E_q' u_q
+//   void gradient(int q, const Slot&, double (&g)[3]) const;    g = E_q' u_q, but for scale_point
+//   void scale_point(int p, double (&g)[3]) const;              the point's column scaling, where
+//                                                               gradient and store leave it out
 //   void store(int q, const Slot&, const double (&w)[3]) const; v_q = u_q - E_q w, in point order
 //   void store_point(int p, const double (&w)[3]) const;       w_p itself, in the pass's per-point form
 // (kPerPoint: the back-substitution's V^-1 E'F y_c is the same pass with y_c for x and w as its result;
@@ -123,8 +127,10 @@ __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool ac
       for (int j = 0; j < 3; ++j) g[j] += from[j];
   }
   if (active && lane == tail) {
+    terms.scale_point(p, g);
     apply_point_inverse(s, Vinv, p, g, w);
     if constexpr (kPerPoint) terms.store_point(p, w);
+    else terms.scale_point(p, w);
   }
   if constexpr (!kPerPoint) {
     for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
@@ -149,8 +155,10 @@ __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1,
     for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
   }
   if (lane == 0) {
+    terms.scale_point(p, total);
     apply_point_inverse(s, Vinv, p, total, w);
     if constexpr (kPerPoint) terms.store_point(p, w);
+    else terms.scale_point(p, w);
   }
   if constexpr (!kPerPoint) {
     for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
@@ -243,7 +251,7 @@ struct StoredPointTerms {
   static constexpr int kMinBlocks = M * C <= 18 ? 4 : 1;
   Shape s;
   int slots;                  // residuals with a variable point, in point order
-  const int* slot_camera;     // per slot: its residual's variable camera or -1
+  const int* slot_camera;     // per slot: its residual's variable camera, or negative (point_order_kernel)
   const double* F;            // point order, entry k of slot q at k * slots + q
   const double* E;            // point order, likewise
   const double* x;
@@ -295,6 +303,8 @@ struct StoredPointTerms {
   }
 
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
+
+  __device__ __forceinline__ void scale_point(int, double (&)[3]) const {}  // E is stored scaled
 };
 
 template <class Terms, bool kPerPoint>

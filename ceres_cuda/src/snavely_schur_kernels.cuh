@@ -1,20 +1,23 @@
 #pragma once
 // Private to the GPU engine (included by cuda_engine.cu only): the fast path's Schur product
-// (schur_product_kernels.cuh) without reading the stored camera Jacobian blocks F: both passes form
-// them from a compact view of each residual (3 values: p, 1/P_z; snavely_jacobian_products.h),
+// (schur_product_kernels.cuh) without reading the stored Jacobian blocks F and E: both passes form
+// what they need from a compact view of each residual (3 values: p, 1/P_z; snavely_jacobian_products.h),
 // stored once per Jacobian in both orders, and per-camera values read from cache.
 //  - The point pass, over the residuals in point order: u = F_s x from the view and the camera's
-//    tangent of x (formed once per product), then E_s' u and E_s w from E_s as stored (in point
-//    order), and v = u - E_s w in point order. Per residual about 80 bytes read and 16 written,
-//    against the 200 of the stored blocks.
+//    tangent of x (formed once per product), E_s' u and E_s w from the view and the camera's R and f,
+//    k1, k2, and v = u - E_s w in point order. Per residual 32 bytes read and 16 written, against the
+//    200 of the stored blocks.
 //  - The camera pass, over the residuals in camera order: F_s' v from the view, the camera's frame
 //    being shared by a chunk, and v gathered from the residual's slot: about 60 bytes a residual
 //    (24 of view, 4 of index, a 32-byte sector for the 16 of v).
-// With a loss each pass also reads the residual's correction (4 values, stored with the views).
-// Tried on the H100 at Final-13682 scale and dropped: forming E_s from the view and the camera's R
-// too (2.8 against 1.6 ms a point pass: each lane's R is an L2 gather of its own, which bounds the
-// pass), and v written in residual order so that the camera pass streams it (0.85 against 1.43 ms a
-// camera pass, but the scattered stores cost the point pass more than that).
+// Both passes gather per-camera values per lane (the point pass) and v per residual (the camera pass):
+// the points are numbered by first use in the camera-major order (ba_layout.cpp), so that both touch
+// few cache lines. With a loss each pass also reads the residual's correction (4 values, stored with
+// the views).
+// Tried on the H100 at Final-13682 scale and dropped: v written in residual order so that the camera
+// pass streams it (0.85 against 1.43 ms a camera pass, but the scattered stores cost the point pass
+// more than that). Forming E_s in the point pass was dropped too while the points were numbered in
+// the problem's order (2.8 against 1.6 ms a point pass: each lane's R an L2 gather of its own).
 //
 // The blocks are the ones the evaluation stores: Snavely Jacobians corrected for the loss (Ceres'
 // Corrector as an operator C, robust_loss.h) and Jacobi-scaled, F_s = C J_c diag(s_c). So
@@ -109,82 +112,105 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
 }
 
 // The point pass's terms on the fast path (see the top of the file). The lanes of a warp see
-// different cameras, so a lane's tangent is a request of its own, read in 16-byte loads; E_s is
-// streamed once and kept for the store. A lane whose camera is in the first-order rotation branch
-// also reads the camera's frame (rotation_direction).
+// different cameras, so a lane's tangent and rotation are requests of their own (a tile's points are
+// seen by few cameras, points being numbered camera-major: mostly L1 hits), the tangent read in 16-byte
+// loads. E_s = C A R diag(s_p) is never read: E_s' u = s_p .* R' A' C u and E_s w = C A R (s_p .* w),
+// with A from the view and the camera's f, k1, k2, and s_p applied once per point (scale_point). A lane
+// whose camera is in the first-order rotation branch also reads the camera's frame for J_c x
+// (rotation_direction).
 struct SnavelyPointTerms {
-  static constexpr int kMinBlocks = 3;  // 80 registers and 40 KB of shared memory a block, staged
+  static constexpr int kMinBlocks = 3;  // 80 registers (4 blocks' 64 spill)
   Shape s;
   int slots;
-  const int* slot_camera;     // per slot: its residual's variable camera or -1
+  const int* slot_camera;     // per slot: its residual's variable camera, or ~ its camera's frame if constant
   const double* views;        // compact_views_kernel's, point order
   const double* corrections;  // likewise; null without a loss
   const double* tangents;     // camera_tangents_kernel's, per variable camera
   const double* frames;       // per camera
   const int* first_order;     // per camera: 1 in the first-order branch
-  const double* E;            // point order, entry k of slot q at k * slots + q
+  const double* point_scaling;  // Jacobi scaling of the points, continuous-element
   double* v;                  // point order: entry a of slot q at 2 q + a
   double* point_result;       // kPerPoint: w per point (continuous-element), instead of v
   struct Slot {
     double u[2];
-    double E[6];
+    double view[kCompactViewSize];
+    double fk[3];  // the camera's f k1 k2
+    const double* R;
   };
 
   // What staged_point_pass_kernel streams of a tile's slots, a tile ahead, through shared memory
   // (entry by entry, lane by lane: no bank conflicts).
   struct StagedTile {
     double view[kCompactViewSize][32];
-    double E[6][32];
     int camera[32], point[32];
   };
 
   __device__ __forceinline__ void stage(int q, int lane, const int* slot_point, StagedTile* to) const {
     for (int k = 0; k < kCompactViewSize; ++k)
       __pipeline_memcpy_async(&to->view[k][lane], views + static_cast<std::size_t>(k) * slots + q, sizeof(double));
-    for (int k = 0; k < 6; ++k)
-      __pipeline_memcpy_async(&to->E[k][lane], E + static_cast<std::size_t>(k) * slots + q, sizeof(double));
     __pipeline_memcpy_async(&to->camera[lane], slot_camera + q, sizeof(int));
     __pipeline_memcpy_async(&to->point[lane], slot_point + q, sizeof(int));
   }
 
-  // u = C F_s x (zero for a constant camera), and E_s.
+  // u = C F_s x (zero for a constant camera), and what E_s needs.
   __device__ __forceinline__ void load(int q, Slot& slot) const {
-    for (int k = 0; k < 6; ++k) slot.E[k] = E[static_cast<std::size_t>(k) * slots + q];
-    const int cam = slot_camera[q];
-    double view[kCompactViewSize];
-    if (cam >= 0)
-      for (int k = 0; k < kCompactViewSize; ++k) view[k] = views[static_cast<std::size_t>(k) * slots + q];
-    form_u(q, cam, view, slot);
+    for (int k = 0; k < kCompactViewSize; ++k) slot.view[k] = views[static_cast<std::size_t>(k) * slots + q];
+    form_u(q, slot_camera[q], slot);
   }
 
   __device__ __forceinline__ void load(int q, int lane, const StagedTile& staged, Slot& slot) const {
-    for (int k = 0; k < 6; ++k) slot.E[k] = staged.E[k][lane];
-    double view[kCompactViewSize];
-    for (int k = 0; k < kCompactViewSize; ++k) view[k] = staged.view[k][lane];
-    form_u(q, staged.camera[lane], view, slot);
+    for (int k = 0; k < kCompactViewSize; ++k) slot.view[k] = staged.view[k][lane];
+    form_u(q, staged.camera[lane], slot);
   }
 
-  __device__ __forceinline__ void form_u(int q, int cam, const double (&view)[kCompactViewSize], Slot& slot) const {
+  __device__ __forceinline__ void form_u(int q, int cam, Slot& slot) const {
+    const double* frame = frames + static_cast<std::size_t>(cam >= 0 ? cam : ~cam) * kFrameSize;
+    slot.R = frame;
     slot.u[0] = slot.u[1] = 0.0;
-    if (cam < 0) return;
+    if (cam < 0) {  // u = 0, and f k1 k2 from the frame (no tangent)
+      for (int k = 0; k < 3; ++k) slot.fk[k] = frame[kFrameIntrinsics + k];
+      return;
+    }
     double tangent[kCameraTangentSize];
     double direction[3];
-    rotation_direction(frames + static_cast<std::size_t>(cam) * kFrameSize, first_order[cam], view, direction);
+    rotation_direction(frame, first_order[cam], slot.view, direction);
     load_pairs<kCameraTangentSize>(tangents + static_cast<std::size_t>(cam) * kCameraTangentSize, tangent);
-    compact_jacobian_times(compact_image(view, tangent + kTangentIntrinsics), tangent, direction, slot.u);
+    for (int k = 0; k < 3; ++k) slot.fk[k] = tangent[kTangentIntrinsics + k];
+    compact_jacobian_times(compact_image(slot.view, slot.fk), tangent, direction, slot.u);
     correct(corrections, slots, q, slot.u);
   }
 
-  // g = E_s' u.
-  __device__ __forceinline__ void gradient(int, const Slot& slot, double (&g)[3]) const {
-    for (int j = 0; j < 3; ++j) g[j] = slot.E[j] * slot.u[0] + slot.E[3 + j] * slot.u[1];
+  // g = R' A' C u (E_s' u but for s_p).
+  __device__ __forceinline__ void gradient(int q, const Slot& slot, double (&g)[3]) const {
+    double cu[2] = {slot.u[0], slot.u[1]};
+    correct(corrections, slots, q, cu);
+    const CompactImage im = compact_image(slot.view, slot.fk);
+    double m[2];
+    compact_image_m_times(im, cu, m);  // A' = D' M, D' m = -1/P_z (m_x, m_y, p.m)
+    const double b[3] = {-im.iz * m[0], -im.iz * m[1], -im.iz * (im.p0 * m[0] + im.p1 * m[1])};
+    double R[9];
+    load_pairs<8>(slot.R, R);
+    R[8] = slot.R[8];
+    for (int j = 0; j < 3; ++j) g[j] = R[j] * b[0] + R[3 + j] * b[1] + R[6 + j] * b[2];
   }
 
-  // v = u - E_s w.
+  __device__ __forceinline__ void scale_point(int p, double (&g)[3]) const {
+    for (int j = 0; j < 3; ++j) g[j] *= point_scaling[pt_at(s, p, j)];
+  }
+
+  // v = u - C A R w (w scaled by s_p already: E_s w).
   __device__ __forceinline__ void store(int q, const Slot& slot, const double (&w)[3]) const {
-    for (int a = 0; a < 2; ++a)
-      v[2 * static_cast<std::size_t>(q) + a] =
-          slot.u[a] - (slot.E[3 * a] * w[0] + slot.E[3 * a + 1] * w[1] + slot.E[3 * a + 2] * w[2]);
+    double R[9];
+    load_pairs<8>(slot.R, R);
+    R[8] = slot.R[8];
+    double y[3];
+    for (int i = 0; i < 3; ++i) y[i] = R[3 * i] * w[0] + R[3 * i + 1] * w[1] + R[3 * i + 2] * w[2];
+    const CompactImage im = compact_image(slot.view, slot.fk);
+    const double e[2] = {-im.iz * (y[0] + im.p0 * y[2]), -im.iz * (y[1] + im.p1 * y[2])};  // D y
+    double a[2];
+    compact_image_m_times(im, e, a);
+    correct(corrections, slots, q, a);
+    for (int k = 0; k < 2; ++k) v[2 * static_cast<std::size_t>(q) + k] = slot.u[k] - a[k];
   }
 
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }

@@ -526,7 +526,8 @@ class CudaEngine final : public BaEngine {
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
     point_w_ = point_tmp_.copy();
-    {  // The Schur product's passes: the tiles and v; the point-order copies of F and E, or on the fast
+    if (fast_) w_by_point_ = point_tmp_.copy();
+    {  // The Schur product's passes: the tiles; v and the point-order copies of F and E, or on the fast
        // path the frames and the compact views in both orders (snavely_schur_kernels.cuh).
       phase("Jacobian and vector storage");
       const std::vector<int> tile_start = make_point_tiles(index_.point_start);
@@ -537,7 +538,7 @@ class CudaEngine final : public BaEngine {
         LINALG_CUDA_CHECK(cudaGetDevice(&device));
         LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
         LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_multiprocessor, staged_point_pass_kernel<SnavelyPointTerms, false>, kThreads, 0));
+            &per_multiprocessor, staged_point_pass_kernel<SnavelyPointTerms, PointPassResult::kPerPointScaled>, kThreads, 0));
         staged_point_blocks_ = static_cast<unsigned>(std::max(
             1, std::min(multiprocessors * std::max(1, per_multiprocessor), (tiles_ + kWarpsPerBlock - 1) / kWarpsPerBlock)));
       }
@@ -549,7 +550,6 @@ class CudaEngine final : public BaEngine {
       point_order_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, slot_point_.data(), slot_camera_.data(),
                                                                           residual_slot_.data());
       LINALG_CUDA_CHECK_LAUNCH();
-      v_ = DeviceVector<double>(slots * m, 0.0);
       if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         first_order_ = DeviceVector<int>(std::max<std::size_t>(1, layout.cameras.size()), 0);
@@ -561,6 +561,7 @@ class CudaEngine final : public BaEngine {
           corrections_by_residual_ = DeviceVector<double>(residuals * 4, 0.0);
         }
       } else {
+        v_ = DeviceVector<double>(slots * m, 0.0);
         F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
         E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
       }
@@ -688,7 +689,7 @@ class CudaEngine final : public BaEngine {
     if (usable) {
       // y_p = V^-1 E'(f - F y_c) = e - w, w = V^-1 E'F y_c from the Schur product's point pass;
       // step = -y; delta = step .* scaling.
-      point_pass(y_.data(), point_w_.data());
+      back_substitution_pass(y_.data(), point_w_.data());
       finish_step_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(camera_values_, n_, y_.data(), point_tmp_.data(),
                                                                    point_w_.data(), scaling_.data(), step_.data(),
                                                                    delta_.data(), counts + 2);
@@ -830,27 +831,34 @@ class CudaEngine final : public BaEngine {
   cudaStream_t stream() const { return stream_; }
   const double* d2() const { return d2_.data(); }
   const double* blocks() const { return blocks_.data(); }
-  // The Schur product's passes (schur_product_kernels.cuh), launched on the stream. The point pass
-  // at x leaves v per slot for the camera pass, or with point_result w = V^-1 E'F x per point
-  // (continuous-element) instead: the back-substitution's part that depends on the camera step.
+  // The Schur product's passes (schur_product_kernels.cuh), launched on the stream. The point pass at
+  // x leaves, on the fast path, w~ = s_p .* V^-1 E'F x per point, from which the camera pass forms v;
+  // otherwise v per slot, which the camera pass gathers.
+  void product_point_pass(const double* x) const {
+    if (fast_) point_pass<PointPassResult::kPerPointScaled>(x, const_cast<double*>(w_by_point_.data()));
+    else point_pass<PointPassResult::kPerSlot>(x, nullptr);
+  }
+
+  // The back-substitution's part that depends on the camera step: w = V^-1 E'F y_c per point
+  // (continuous-element) into out.
+  void back_substitution_pass(const double* y, double* out) const { point_pass<PointPassResult::kPerPoint>(y, out); }
+
+  template <PointPassResult kResult>
   void point_pass(const double* x, double* point_result) const {
     if (tiles_ == 0) return;
-    if (point_result) point_pass<true>(x, point_result);
-    else point_pass<false>(x, nullptr);
-  }
-  template <bool kPerPoint>
-  void point_pass(const double* x, double* point_result) const {
-    const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(tiles_));
     if (fast_) {
-      staged_point_pass_kernel<SnavelyPointTerms, kPerPoint><<<staged_point_blocks_, kThreads, 0, stream_>>>(
-          snavely_point_terms(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
-    } else if (shape_.m == 2 && shape_.c == 9) {  // BAL-sized blocks: kernels compiled for those sizes
-      point_pass_kernel<StoredPointTerms<2, 9>, kPerPoint><<<blocks, kThreads, 0, stream_>>>(
-          stored_point_terms<2, 9>(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
-    } else {  // anything else: the largest sizes supported
-      point_pass_kernel<StoredPointTerms<kMaxResidualSize, kMaxCameraSize>, kPerPoint><<<blocks, kThreads, 0, stream_>>>(
-          stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x, point_result), tile_start_.data(), slot_point_.data(),
-          tiles_, Vinv_.data());
+      if constexpr (kResult != PointPassResult::kPerSlot)
+        staged_point_pass_kernel<SnavelyPointTerms, kResult><<<staged_point_blocks_, kThreads, 0, stream_>>>(
+            snavely_point_terms(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
+    } else if constexpr (kResult != PointPassResult::kPerPointScaled) {
+      const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(tiles_));
+      if (shape_.m == 2 && shape_.c == 9)  // BAL-sized blocks: kernels compiled for those sizes
+        point_pass_kernel<StoredPointTerms<2, 9>, kResult><<<blocks, kThreads, 0, stream_>>>(
+            stored_point_terms<2, 9>(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
+      else  // anything else: the largest sizes supported
+        point_pass_kernel<StoredPointTerms<kMaxResidualSize, kMaxCameraSize>, kResult><<<blocks, kThreads, 0, stream_>>>(
+            stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x, point_result), tile_start_.data(),
+            slot_point_.data(), tiles_, Vinv_.data());
     }
     LINALG_CUDA_CHECK_LAUNCH();
   }
@@ -898,7 +906,6 @@ class CudaEngine final : public BaEngine {
             frames_.data(),
             first_order_.data(),
             scaling_.data() + camera_values_,
-            v(),
             point_result};
   }
   SnavelyCameraTerms snavely_camera_terms() const {
@@ -908,8 +915,7 @@ class CudaEngine final : public BaEngine {
             frames_.data(),
             tangents_.data(),
             scaling_.data(),
-            residual_slot_.data(),
-            v_.data()};
+            w_by_point_.data()};
   }
 
   bool evaluate(bool jacobians, double* cost) {
@@ -1080,12 +1086,12 @@ class CudaEngine final : public BaEngine {
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;
   // Fast path (snavely_schur_kernels.cuh): per camera its frame and, per product, a variable camera's
-  // tangent of x; the compact views and loss corrections in point order (per slot) and in residual
-  // order.
+  // tangent of x and the point pass's w~ per point (w_by_point_); the compact views and loss
+  // corrections in point order (per slot) and in residual order.
   DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_, views_by_residual_,
       corrections_by_residual_;
   DeviceVector<int> first_order_;  // per camera, camera_frames_kernel's
-  DeviceVector<double> Vinv_, point_tmp_, point_w_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
+  DeviceVector<double> Vinv_, point_tmp_, point_w_, w_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
@@ -1102,7 +1108,7 @@ std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
   const Shape& s = engine_.shape();
   cudaStream_t stream = engine_.stream();
-  engine_.point_pass(x.data(), nullptr);
+  engine_.product_point_pass(x.data());
   engine_.camera_pass(x.data());
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
       s, engine_.camera_chunk_start(), engine_.partial(), engine_.d2(), x.data(), y.data());

@@ -74,9 +74,10 @@ __global__ void point_order_kernel(Shape s, int* __restrict__ slot_point, int* _
 //   void scale_point(int p, double (&g)[3]) const;              the point's column scaling, where
 //                                                               gradient and store leave it out
 //   void store(int q, const Slot&, const double (&w)[3]) const; v_q = u_q - E_q w, in point order
-//   void store_point(int p, const double (&w)[3]) const;       w_p itself, in the pass's per-point form
-// (kPerPoint: the back-substitution's V^-1 E'F y_c is the same pass with y_c for x and w as its result;
-// a separate instance, so that the product's code is not touched by it).
+//   void store_point(int p, const double (&w)[3]) const;       w_p itself, in the per-point forms
+// What the pass leaves (PointPassResult, each form its own kernel instance): v per slot for a camera
+// pass that gathers it; w per point, the back-substitution's V^-1 E'F y_c (the same pass with y_c for
+// x); or w~ = s_p .* w per point, for a camera pass that forms v itself (the fast path's).
 __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double* Vinv, int p, const double (&g)[3],
                                                     double (&w)[3]) {
 #pragma unroll
@@ -86,6 +87,8 @@ __device__ __forceinline__ void apply_point_inverse(const Shape& s, const double
     for (int j = 0; j < 3; ++j) w[r] += Vinv[static_cast<std::size_t>(3 * r + j) * s.P + p] * g[j];
   }
 }
+
+enum class PointPassResult { kPerSlot, kPerPoint, kPerPointScaled };
 
 // w_p into a per-point result (continuous-element, like the points' part of the variables).
 __device__ __forceinline__ void store_point_result(const Shape& s, double* result, int p, const double (&w)[3]) {
@@ -100,11 +103,23 @@ __device__ __forceinline__ void prefetch_point_inverse(const Shape& s, const dou
     asm volatile("prefetch.global.L1 [%0];" ::"l"(Vinv + static_cast<std::size_t>(k) * s.P + p));
 }
 
+// After the point's inverse block, on the lane that has w = V^-1 g: the per-point result, or w~ = s_p .* w
+// for v = u - E_s w (the per-slot form broadcasts it to the point's lanes).
+template <PointPassResult kResult, class Terms>
+__device__ __forceinline__ void store_or_scale(const Terms& terms, int p, double (&w)[3]) {
+  if constexpr (kResult == PointPassResult::kPerPoint) {
+    terms.store_point(p, w);
+  } else {
+    terms.scale_point(p, w);
+    if constexpr (kResult == PointPassResult::kPerPointScaled) terms.store_point(p, w);
+  }
+}
+
 // A tile of whole points, a lane per residual: slot q = q0 + lane when active (q < q1), p its point
 // (-1 for the lanes past the tile). load(slot) forms the lane's terms. A segmented inclusive scan
 // leaves each point's sum on its last lane (a fixed pattern for a given problem: the same bits every
 // run).
-template <bool kPerPoint, class Terms, class Load>
+template <PointPassResult kResult, class Terms, class Load>
 __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool active, int p, const double* Vinv,
                                                   const Terms& terms, Load&& load) {
   const int lane = threadIdx.x % 32;
@@ -129,17 +144,16 @@ __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool ac
   if (active && lane == tail) {
     terms.scale_point(p, g);
     apply_point_inverse(s, Vinv, p, g, w);
-    if constexpr (kPerPoint) terms.store_point(p, w);
-    else terms.scale_point(p, w);
+    store_or_scale<kResult>(terms, p, w);
   }
-  if constexpr (!kPerPoint) {
+  if constexpr (kResult == PointPassResult::kPerSlot) {
     for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
     if (active) terms.store(q, slot, w);
   }
 }
 
 // One point with more residuals than lanes (slots q0..q1): sums over rounds of 32, then u again for v.
-template <bool kPerPoint, class Terms>
+template <PointPassResult kResult, class Terms>
 __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1, int p, const double* Vinv,
                                                  const Terms& terms) {
   const int lane = threadIdx.x % 32;
@@ -157,10 +171,9 @@ __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1,
   if (lane == 0) {
     terms.scale_point(p, total);
     apply_point_inverse(s, Vinv, p, total, w);
-    if constexpr (kPerPoint) terms.store_point(p, w);
-    else terms.scale_point(p, w);
+    store_or_scale<kResult>(terms, p, w);
   }
-  if constexpr (!kPerPoint) {
+  if constexpr (kResult == PointPassResult::kPerSlot) {
     for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
     for (int base = q0; base < q1; base += 32) {
       const int q = base + lane;
@@ -172,7 +185,7 @@ __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1,
   }
 }
 
-template <bool kPerPoint, class Terms>
+template <PointPassResult kResult, class Terms>
 __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __restrict__ tile_start,
                                                  const int* __restrict__ slot_point, int tiles,
                                                  const double* __restrict__ Vinv, const Terms& terms) {
@@ -183,10 +196,10 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
     if (q1 - q0 <= kTileResiduals) {
       const int q = q0 + lane;
       const bool active = q < q1;
-      whole_points_tile<kPerPoint>(s, q, active, active ? slot_point[q] : -1, Vinv, terms,
+      whole_points_tile<kResult>(s, q, active, active ? slot_point[q] : -1, Vinv, terms,
                                    [&](typename Terms::Slot& slot) { terms.load(q, slot); });
     } else {
-      large_point_tile<kPerPoint>(s, q0, q1, slot_point[q0], Vinv, terms);
+      large_point_tile<kResult>(s, q0, q1, slot_point[q0], Vinv, terms);
     }
   }
 }
@@ -198,7 +211,7 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
 // works on one tile the copies of the next one's streamed values are in flight, so that a tile waits
 // only for its gathers (and, with a loss, for its residuals' corrections, which are not staged). A
 // lane reads back only what it staged itself: no barrier.
-template <class Terms, bool kPerPoint>
+template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     staged_point_pass_kernel(Terms terms, const int* __restrict__ tile_start, const int* __restrict__ slot_point,
                              int tiles, const double* __restrict__ Vinv) {
@@ -231,10 +244,10 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       const int q = q0 + lane;
       const bool active = q < q1;
       const typename Terms::StagedTile& staged = stage[k & 1][warp];
-      whole_points_tile<kPerPoint>(terms.s, q, active, active ? staged.point[lane] : -1, Vinv, terms,
+      whole_points_tile<kResult>(terms.s, q, active, active ? staged.point[lane] : -1, Vinv, terms,
                                    [&](typename Terms::Slot& slot) { terms.load(q, lane, staged, slot); });
     } else {
-      large_point_tile<kPerPoint>(terms.s, q0, q1, slot_point[q0], Vinv, terms);
+      large_point_tile<kResult>(terms.s, q0, q1, slot_point[q0], Vinv, terms);
     }
     q0 = n0;
     q1 = n1;
@@ -256,7 +269,7 @@ struct StoredPointTerms {
   const double* E;            // point order, likewise
   const double* x;
   double* v;
-  double* point_result;       // kPerPoint: w per point (continuous-element), instead of v
+  double* point_result;       // the per-point forms: w or w~ per point (continuous-element), instead of v
   struct Slot {
     double u[M];
   };
@@ -307,10 +320,10 @@ struct StoredPointTerms {
   __device__ __forceinline__ void scale_point(int, double (&)[3]) const {}  // E is stored scaled
 };
 
-template <class Terms, bool kPerPoint>
+template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point, int tiles, const double* __restrict__ Vinv) {
-  point_pass_tiles<kPerPoint>(terms.s, tile_start, slot_point, tiles, Vinv, terms);
+  point_pass_tiles<kResult>(terms.s, tile_start, slot_point, tiles, Vinv, terms);
 }
 
 // The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the

@@ -4,16 +4,17 @@
 // what they need from a compact view of each residual (3 values: p, 1/P_z; snavely_jacobian_products.h),
 // stored once per Jacobian in both orders, and per-camera values read from cache.
 //  - The point pass, over the residuals in point order: u = F_s x from the view and the camera's
-//    tangent of x (formed once per product), E_s' u and E_s w from the view and the camera's R and f,
-//    k1, k2, and v = u - E_s w in point order. Per residual 32 bytes read and 16 written, against the
-//    200 of the stored blocks.
-//  - The camera pass, over the residuals in camera order: F_s' v from the view, the camera's frame
-//    being shared by a chunk, and v gathered from the residual's slot: about 60 bytes a residual
-//    (24 of view, 4 of index, a 32-byte sector for the 16 of v).
-// Both passes gather per-camera values per lane (the point pass) and v per residual (the camera pass):
-// the points are numbered by first use in the camera-major order (ba_layout.cpp), so that both touch
-// few cache lines. With a loss each pass also reads the residual's correction (4 values, stored with
-// the views).
+//    tangent of x (formed once per product), E_s' u from the view and the camera's R and f, k1, k2,
+//    and per point w~ = s_p .* V^-1 sum E_s' u. Per residual 32 bytes read, per point 24 written.
+//  - The camera pass, over the residuals in camera order: v = u - E_s w formed again from the view,
+//    the chunk's camera and w~ gathered by the residual's point, and F_s' v: per residual 28 bytes
+//    read and 24 gathered (mostly from the L2: see below). Against the 200 bytes a residual of the
+//    stored blocks, and 96 while v was written per residual by the point pass and gathered by the
+//    camera pass (32-byte sectors for 16 bytes each).
+// Both passes gather per-camera values per lane (the point pass) and w~ per residual (the camera
+// pass): the points are numbered by first use in the camera-major order (ba_layout.cpp), so that a
+// point-pass tile sees few cameras and a camera's points lie in few runs of w~. With a loss each pass
+// also reads the residual's correction (4 values, stored with the views).
 // Tried on the H100 at Final-13682 scale and dropped: v written in residual order so that the camera
 // pass streams it (0.85 against 1.43 ms a camera pass, but the scattered stores cost the point pass
 // more than that). Forming E_s in the point pass was dropped too while the points were numbered in
@@ -112,12 +113,11 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
 }
 
 // The point pass's terms on the fast path (see the top of the file). The lanes of a warp see
-// different cameras, so a lane's tangent and rotation are requests of their own (a tile's points are
-// seen by few cameras, points being numbered camera-major: mostly L1 hits), the tangent read in 16-byte
-// loads. E_s = C A R diag(s_p) is never read: E_s' u = s_p .* R' A' C u and E_s w = C A R (s_p .* w),
-// with A from the view and the camera's f, k1, k2, and s_p applied once per point (scale_point). A lane
-// whose camera is in the first-order rotation branch also reads the camera's frame for J_c x
-// (rotation_direction).
+// different cameras, so a lane's tangent and rotation are requests of their own (mostly L1 hits: a
+// tile's points are seen by few cameras), the tangent read in 16-byte loads. E_s = C A R diag(s_p) is
+// never read: E_s' u = s_p .* R' A' C u, with A from the view and the camera's f, k1, k2, and s_p
+// applied once per point (scale_point). A lane whose camera is in the first-order rotation branch also
+// reads the camera's frame for J_c x (rotation_direction).
 struct SnavelyPointTerms {
   static constexpr int kMinBlocks = 3;  // 80 registers (4 blocks' 64 spill)
   Shape s;
@@ -129,8 +129,7 @@ struct SnavelyPointTerms {
   const double* frames;       // per camera
   const int* first_order;     // per camera: 1 in the first-order branch
   const double* point_scaling;  // Jacobi scaling of the points, continuous-element
-  double* v;                  // point order: entry a of slot q at 2 q + a
-  double* point_result;       // kPerPoint: w per point (continuous-element), instead of v
+  double* point_result;       // w or w~ per point (continuous-element): the per-point forms only
   struct Slot {
     double u[2];
     double view[kCompactViewSize];
@@ -198,41 +197,25 @@ struct SnavelyPointTerms {
     for (int j = 0; j < 3; ++j) g[j] *= point_scaling[pt_at(s, p, j)];
   }
 
-  // v = u - C A R w (w scaled by s_p already: E_s w).
-  __device__ __forceinline__ void store(int q, const Slot& slot, const double (&w)[3]) const {
-    double R[9];
-    load_pairs<8>(slot.R, R);
-    R[8] = slot.R[8];
-    double y[3];
-    for (int i = 0; i < 3; ++i) y[i] = R[3 * i] * w[0] + R[3 * i + 1] * w[1] + R[3 * i + 2] * w[2];
-    const CompactImage im = compact_image(slot.view, slot.fk);
-    const double e[2] = {-im.iz * (y[0] + im.p0 * y[2]), -im.iz * (y[1] + im.p1 * y[2])};  // D y
-    double a[2];
-    compact_image_m_times(im, e, a);
-    correct(corrections, slots, q, a);
-    for (int k = 0; k < 2; ++k) v[2 * static_cast<std::size_t>(q) + k] = slot.u[k] - a[k];
-  }
-
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
 };
 
-// The camera pass's terms on the fast path (see the top of the file).
+// The camera pass's terms on the fast path (see the top of the file): v = u - C A R w~ formed per
+// residual, u = C F_s x from the view and the camera's tangent of x, w~ = s_p .* w gathered from the
+// point pass's per-point result (a constant point: v = u).
 struct SnavelyCameraTerms {
   static constexpr int kSums = 9;
   static constexpr int kMinBlocks = 2;
-  // A thread's four residuals of a chunk (kChunk / kThreads) in flight at once: 126 registers since the
-  // views have 3 values, no spills. At Venice scale on the H100, 0.640 ms per PCG iteration in the loop
-  // against 0.647 with two (and two against one, when the pass gathered the point as well as v: 233
-  // against 298 us a launch).
-  static constexpr int kBatch = 4;
+  // A thread's residuals of a chunk (kChunk / kThreads) kBatch at a time, their gathers in flight at
+  // once (four spill: 46 bytes).
+  static constexpr int kBatch = 2;
   Shape s;
   const double* views;        // compact_views_kernel's, residual order
   const double* corrections;  // likewise; null without a loss
   const double* frames;       // per camera
-  const double* tangents;     // camera_tangents_kernel's (for the residuals whose point is constant)
+  const double* tangents;     // camera_tangents_kernel's, per variable camera
   const double* scaling;      // Jacobi scaling, continuous-element like the variables
-  const int* residual_slot;   // -1: the residual's point is constant
-  const double* v;            // the point pass's, point order
+  const double* point_w;      // the point pass's w~ per point, continuous-element
   struct Camera {
     int cam;
     bool first_order;  // the rotation's branch (rotation_direction)
@@ -240,7 +223,7 @@ struct SnavelyCameraTerms {
   };
   struct Fetched {
     double view[kCompactViewSize];
-    double u[2];  // v of the residual's slot (a variable point)
+    double w[3];  // w~ of the residual's point (a variable point)
     bool variable_point;
   };
 
@@ -255,25 +238,29 @@ struct SnavelyCameraTerms {
 
   __device__ __forceinline__ void fetch(const Camera&, int i, Fetched& f) const {
     for (int k = 0; k < kCompactViewSize; ++k) f.view[k] = views[static_cast<std::size_t>(k) * s.R + i];
-    const int q = residual_slot[i];
-    f.variable_point = q >= 0;
-    if (f.variable_point) {
-      f.u[0] = v[2 * static_cast<std::size_t>(q)];
-      f.u[1] = v[2 * static_cast<std::size_t>(q) + 1];
-    }
+    const int p = s.point_of[i];
+    f.variable_point = p >= 0;
+    if (f.variable_point)
+      for (int j = 0; j < 3; ++j) f.w[j] = point_w[pt_at(s, p, j)];
   }
 
   __device__ __forceinline__ void add(const Camera& camera, int i, const Fetched& f, double (&acc)[kSums]) const {
     const CompactImage im = compact_image(f.view, camera.fk);
+    const double* R = frame(camera.cam);
     double q[3];
-    rotation_direction(frame(camera.cam), camera.first_order, f.view, q);
+    rotation_direction(R, camera.first_order, f.view, q);
     double u[2];
-    if (f.variable_point) {
-      u[0] = f.u[0];
-      u[1] = f.u[1];
-    } else {  // a constant point: v = F_s x
-      compact_jacobian_times(im, tangents + static_cast<std::size_t>(camera.cam) * kCameraTangentSize, q, u);
-      correct(corrections, s.R, i, u);
+    compact_jacobian_times(im, tangents + static_cast<std::size_t>(camera.cam) * kCameraTangentSize, q, u);
+    correct(corrections, s.R, i, u);
+    if (f.variable_point) {  // v = u - C A R w~, A y = M D y
+      double y[3];
+      for (int r = 0; r < 3; ++r) y[r] = R[3 * r] * f.w[0] + R[3 * r + 1] * f.w[1] + R[3 * r + 2] * f.w[2];
+      const double e[2] = {-im.iz * (y[0] + im.p0 * y[2]), -im.iz * (y[1] + im.p1 * y[2])};
+      double a[2];
+      compact_image_m_times(im, e, a);
+      correct(corrections, s.R, i, a);
+      u[0] -= a[0];
+      u[1] -= a[1];
     }
     correct(corrections, s.R, i, u);
     compact_camera_jacobian_transpose_accumulate(im, q, u, acc);

@@ -26,9 +26,10 @@ struct CameraBlockTerms {
   const double* Vinv;
   bool schur;
   struct Camera {};
+  struct SharedCamera {};
   struct Fetched {};
 
-  __device__ __forceinline__ Camera camera(int) const { return {}; }
+  __device__ __forceinline__ Camera camera(int, SharedCamera&) const { return {}; }
 
   __device__ __forceinline__ void fetch(const Camera&, int, Fetched&) const {}
 

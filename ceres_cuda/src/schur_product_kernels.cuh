@@ -334,7 +334,10 @@ constexpr int kChunk = 1024;  // 2048 and 4096 ran the same at Venice scale on t
 
 // The camera pass's walk over the chunks, whatever forms the residuals' terms. Terms has
 //   static constexpr int kSums, kMinBlocks;                                  sums per chunk, blocks per SM
-//   struct Camera; Camera camera(int i) const;                               per chunk, from its first residual i
+//   struct Camera; struct SharedCamera;                                      what a chunk's threads share of its camera
+//   Camera camera(int i, SharedCamera&) const;                               per chunk, from its first residual i (called
+//                                                                            by the whole block: it may fill SharedCamera
+//                                                                            and wait for the block)
 //   static constexpr int kBatch; struct Fetched;                            residuals a thread loads at once
 //   void fetch(const Camera&, int i, Fetched&) const;                        residual i's gathered inputs
 //   void add(const Camera&, int i, const Fetched&, double (&acc)[kSums]) const;  residual i's part (of F_i' v_i)
@@ -347,7 +350,8 @@ __device__ __forceinline__ void camera_chunks(const Shape& s, const int* __restr
   for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices.
     const int begin = chunk_begin[chunk], end = chunk_begin[chunk + 1];
-    const typename Terms::Camera camera = terms.camera(begin);
+    __shared__ typename Terms::SharedCamera shared_camera;
+    const typename Terms::Camera camera = terms.camera(begin, shared_camera);
     double acc[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) acc[k] = 0.0;
@@ -382,9 +386,10 @@ struct StoredCameraTerms {
   const double* x;
   const double* v;
   struct Camera {};
+  struct SharedCamera {};
   struct Fetched {};
 
-  __device__ __forceinline__ Camera camera(int) const { return {}; }
+  __device__ __forceinline__ Camera camera(int, SharedCamera&) const { return {}; }
 
   __device__ __forceinline__ void fetch(const Camera&, int, Fetched&) const {}
 

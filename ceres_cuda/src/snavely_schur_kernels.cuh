@@ -200,15 +200,19 @@ struct SnavelyPointTerms {
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
 };
 
-// The camera pass's terms on the fast path (see the top of the file): v = u - C A R w~ formed per
-// residual, u = C F_s x from the view and the camera's tangent of x, w~ = s_p .* w gathered from the
-// point pass's per-point result (a constant point: v = u).
+// The camera pass's terms on the fast path (see the top of the file): per residual
+// v = C (J_c x - A R w~) = C (A (P_z (J_l x_r) x q~ + x_t - (J_l x_r) x t~ - R w~) + p radial), from the
+// view, the chunk's camera's tangent of x and R, and w~ = s_p .* w gathered from the point pass's
+// per-point result (a constant point: no R w~).
+// The camera's 21 values are in shared memory, read through a volatile pointer where used: held in
+// registers over the chunk (as the compiler would keep them) they took the pass to 112 registers and 2
+// blocks a multiprocessor, too few warps to hide the gathers.
 struct SnavelyCameraTerms {
   static constexpr int kSums = 9;
-  static constexpr int kMinBlocks = 2;
+  static constexpr int kMinBlocks = 3;  // 80 registers
   // A thread's residuals of a chunk (kChunk / kThreads) kBatch at a time, their gathers in flight at
-  // once (four spill: 46 bytes).
-  static constexpr int kBatch = 2;
+  // once (two spill at 80 registers).
+  static constexpr int kBatch = 1;
   Shape s;
   const double* views;        // compact_views_kernel's, residual order
   const double* corrections;  // likewise; null without a loss
@@ -216,10 +220,15 @@ struct SnavelyCameraTerms {
   const double* tangents;     // camera_tangents_kernel's, per variable camera
   const double* scaling;      // Jacobi scaling, continuous-element like the variables
   const double* point_w;      // the point pass's w~ per point, continuous-element
+  struct SharedCamera {
+    double tangent[kCameraTangentSize];
+    double R[9];
+  };
   struct Camera {
     int cam;
     bool first_order;  // the rotation's branch (rotation_direction)
-    double fk[3];      // f k1 k2
+    const volatile double* tangent;
+    const volatile double* R;
   };
   struct Fetched {
     double view[kCompactViewSize];
@@ -229,11 +238,15 @@ struct SnavelyCameraTerms {
 
   __device__ __forceinline__ const double* frame(int cam) const { return frames + static_cast<std::size_t>(cam) * kFrameSize; }
 
-  __device__ __forceinline__ Camera camera(int i) const {
-    Camera c{s.camera_of[i], false, {}};
-    c.first_order = first_order_frame(frame(c.cam));
-    for (int k = 0; k < 3; ++k) c.fk[k] = frame(c.cam)[kFrameIntrinsics + k];
-    return c;
+  __device__ __forceinline__ Camera camera(int i, SharedCamera& shared) const {
+    const int cam = s.camera_of[i];
+    __syncthreads();  // the previous chunk's threads are done with shared
+    if (threadIdx.x < kCameraTangentSize)
+      shared.tangent[threadIdx.x] = tangents[static_cast<std::size_t>(cam) * kCameraTangentSize + threadIdx.x];
+    else if (threadIdx.x < kCameraTangentSize + 9)
+      shared.R[threadIdx.x - kCameraTangentSize] = frame(cam)[threadIdx.x - kCameraTangentSize];
+    __syncthreads();
+    return {cam, first_order_frame(frame(cam)), shared.tangent, shared.R};
   }
 
   __device__ __forceinline__ void fetch(const Camera&, int i, Fetched& f) const {
@@ -245,24 +258,28 @@ struct SnavelyCameraTerms {
   }
 
   __device__ __forceinline__ void add(const Camera& camera, int i, const Fetched& f, double (&acc)[kSums]) const {
-    const CompactImage im = compact_image(f.view, camera.fk);
-    const double* R = frame(camera.cam);
+    const volatile double* t = camera.tangent;
+    const double fk[3] = {t[kTangentIntrinsics], t[kTangentIntrinsics + 1], t[kTangentIntrinsics + 2]};
+    const CompactImage im = compact_image(f.view, fk);
     double q[3];
-    rotation_direction(R, camera.first_order, f.view, q);
-    double u[2];
-    compact_jacobian_times(im, tangents + static_cast<std::size_t>(camera.cam) * kCameraTangentSize, q, u);
-    correct(corrections, s.R, i, u);
-    if (f.variable_point) {  // v = u - C A R w~, A y = M D y
-      double y[3];
-      for (int r = 0; r < 3; ++r) y[r] = R[3 * r] * f.w[0] + R[3 * r + 1] * f.w[1] + R[3 * r + 2] * f.w[2];
-      const double e[2] = {-im.iz * (y[0] + im.p0 * y[2]), -im.iz * (y[1] + im.p1 * y[2])};
-      double a[2];
-      compact_image_m_times(im, e, a);
-      correct(corrections, s.R, i, a);
-      u[0] -= a[0];
-      u[1] -= a[1];
+    rotation_direction(frame(camera.cam), camera.first_order, f.view, q);
+    // g = x_t - (J_l x_r) x t~ - R w~ (the tangent's second triple, less R w~), c = (J_l x_r) x q~.
+    double g[3] = {t[3], t[4], t[5]};
+    if (f.variable_point) {
+      const volatile double* R = camera.R;
+      for (int r = 0; r < 3; ++r) g[r] -= R[3 * r] * f.w[0] + R[3 * r + 1] * f.w[1] + R[3 * r + 2] * f.w[2];
     }
-    correct(corrections, s.R, i, u);
+    const double w[3] = {t[0], t[1], t[2]};
+    const double c0 = w[1] * q[2] - w[2] * q[1], c1 = w[2] * q[0] - w[0] * q[2], c2 = w[0] * q[1] - w[1] * q[0];
+    const double delta[2] = {-(c0 + im.p0 * c2) - im.iz * (g[0] + im.p0 * g[2]),
+                             -(c1 + im.p1 * c2) - im.iz * (g[1] + im.p1 * g[2])};  // D (P_z c + g)
+    double u[2];
+    compact_image_m_times(im, delta, u);
+    const double radial = im.d * t[6] + im.f * im.rr * (t[7] + im.rr * t[8]);
+    u[0] += im.p0 * radial;
+    u[1] += im.p1 * radial;
+    correct(corrections, s.R, i, u);  // v
+    correct(corrections, s.R, i, u);  // C v, for F_s' v = s_c .* J_c' (C v)
     compact_camera_jacobian_transpose_accumulate(im, q, u, acc);
   }
 

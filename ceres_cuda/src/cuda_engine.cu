@@ -36,6 +36,7 @@
 #include "linalg_cuda/errors.h"
 #include "phase_log.h"
 #include "robust_loss.h"
+#include "camera_gather_kernels.cuh"
 #include "schur_math.h"
 #include "schur_block_kernels.cuh"
 #include "schur_product_kernels.cuh"
@@ -149,44 +150,48 @@ __global__ void transpose_kernel(const double* __restrict__ in, int R, int width
   }
 }
 
-// out_c = sum_i F_i' v_i (+ d2_c .* x_c when d2 given), v_i = wf f_i + F_i x_c - E_i w_p. One warp
-// per camera.
+// out_c = sum_i F_i' v_i, v_i = f_i - E_i w_p (w null: v_i = f_i). One warp per camera (the block
+// sizes other than BAL's; camera_gather_kernels.cuh has those).
 __global__ void __launch_bounds__(kThreads) camera_gather_kernel(Shape s, const double* __restrict__ F,
                                                                  const double* __restrict__ E,
-                                                                 const double* __restrict__ f, double wf,
-                                                                 const double* __restrict__ x,
-                                                                 const double* __restrict__ w,
-                                                                 const double* __restrict__ d2, double* __restrict__ out) {
+                                                                 const double* __restrict__ f,
+                                                                 const double* __restrict__ w, double* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
     double acc[kMaxCameraSize];
     for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
     const ResidualRange r{s.camera_residuals, s.camera_start[cam] + lane, s.camera_start[cam + 1], 32};
     camera_gather(soa(F, s.R), s.m, s.c, r,
-                  [&](int i, int a) {
-                    return (wf != 0.0 ? wf * f[static_cast<std::size_t>(a) * s.R + i] : 0.0) + camera_term(s, F, i, a, x) -
-                           point_term(s, E, i, a, w);
-                  },
-                  acc);
+                  [&](int i, int a) { return f[static_cast<std::size_t>(a) * s.R + i] - point_term(s, E, i, a, w); }, acc);
     for (int k = 0; k < s.c; ++k) {
       const double total = warp_sum(acc[k]);
-      if (lane == 0) {
-        const std::size_t j = cam_at(s, cam, k);
-        out[j] = d2 ? total + d2[j] * x[j] : total;
-      }
+      if (lane == 0) out[cam_at(s, cam, k)] = total;
     }
   }
 }
 
-// The gradient's point part, out_p = sum_i E_i' f_i (one thread per point).
+// The gradient's point part, out_p = sum_i E_i' f_i, and the squared column norms of E (one thread per
+// point).
 __global__ void __launch_bounds__(kThreads) point_gradient_kernel(Shape s, const double* __restrict__ E,
-                                                                  const double* __restrict__ f, double* __restrict__ out) {
-  const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+                                                                  const double* __restrict__ f, double* __restrict__ out,
+                                                                  double* __restrict__ norms) {
   for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
-    const ResidualRange r{s.point_residuals, s.point_start[p], s.point_start[p + 1]};
-    double g[3];
-    point_solve(soa(E, s.R), s.m, r, identity, [&](int i, int a) { return f[static_cast<std::size_t>(a) * s.R + i]; }, g);
-    for (int q = 0; q < 3; ++q) out[pt_at(s, p, q)] = g[q];
+    double g[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+    for (int t = s.point_start[p]; t < s.point_start[p + 1]; ++t) {
+      const int i = s.point_residuals[t];
+      for (int a = 0; a < s.m; ++a) {
+        const double v = f[static_cast<std::size_t>(a) * s.R + i];
+        for (int q = 0; q < 3; ++q) {
+          const double e = E[static_cast<std::size_t>(3 * a + q) * s.R + i];
+          g[q] += e * v;
+          n[q] += e * e;
+        }
+      }
+    }
+    for (int q = 0; q < 3; ++q) {
+      out[pt_at(s, p, q)] = g[q];
+      norms[pt_at(s, p, q)] = n[q];
+    }
   }
 }
 
@@ -234,25 +239,10 @@ __global__ void __launch_bounds__(kThreads) camera_column_norms_kernel(Shape s, 
   }
 }
 
-__global__ void __launch_bounds__(kThreads) point_column_norms_kernel(Shape s, const double* __restrict__ E,
-                                                                      double* __restrict__ out) {
-  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads) {
-    double acc[3] = {0, 0, 0};
-    for (int t = s.point_start[p]; t < s.point_start[p + 1]; ++t) {
-      const int i = s.point_residuals[t];
-      for (int a = 0; a < s.m; ++a)
-        for (int q = 0; q < 3; ++q) {
-          const double v = E[static_cast<std::size_t>(3 * a + q) * s.R + i];
-          acc[q] += v * v;
-        }
-    }
-    for (int q = 0; q < 3; ++q) out[pt_at(s, p, q)] = acc[q];
-  }
-}
-
-__global__ void scaling_kernel(std::size_t n, double* v) {
+// Jacobi scaling from the squared column norms.
+__global__ void scaling_kernel(std::size_t n, const double* __restrict__ norms, double* __restrict__ scaling) {
   for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
-    v[i] = 1.0 / (1.0 + sqrt(v[i]));
+    scaling[i] = 1.0 / (1.0 + sqrt(norms[i]));
 }
 
 __global__ void __launch_bounds__(kThreads) scale_columns_kernel(Shape s, const double* __restrict__ scaling,
@@ -269,11 +259,14 @@ __global__ void __launch_bounds__(kThreads) scale_columns_kernel(Shape s, const 
   }
 }
 
-// diag = clamp(column norms) (unless reused), d2 = sqrt(diag / radius)^2.
+// diag = clamp(column norms of the scaled Jacobian) (unless reused), d2 = sqrt(diag / radius)^2. The
+// scaled Jacobian's squared column norms are those of the Jacobian (norms, taken at its evaluation)
+// times the squared scaling: the same to rounding, without another pass over the Jacobian.
 __global__ void lm_diagonal_kernel(std::size_t n, bool recompute, double min_d, double max_d, double radius,
-                                   const double* __restrict__ norms, double* __restrict__ diagonal, double* __restrict__ d2) {
+                                   const double* __restrict__ norms, const double* __restrict__ scaling,
+                                   double* __restrict__ diagonal, double* __restrict__ d2) {
   for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads) {
-    if (recompute) diagonal[i] = fmin(fmax(norms[i], min_d), max_d);
+    if (recompute) diagonal[i] = fmin(fmax(norms[i] * (scaling[i] * scaling[i]), min_d), max_d);
     const double d = sqrt(diagonal[i] / radius);
     d2[i] = d * d;
   }
@@ -577,7 +570,8 @@ class CudaEngine final : public BaEngine {
     chunk_begin.push_back(index_.cameras > 0 ? index_.camera_start[index_.cameras] : 0);
     chunk_begin_ = DeviceVector<int>(chunk_begin);
     camera_chunk_start_ = DeviceVector<int>(camera_chunk_start);
-    partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * c), 0.0);
+    // The camera pass's c sums per chunk, or camera_sums' 2 c.
+    partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * 2 * c), 0.0);
     if (chunked_camera_blocks())
       block_partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * kBalBlockSums), 0.0);
     rhs_ = DeviceVector<double>(camera_values_, 0.0);
@@ -600,12 +594,10 @@ class CudaEngine final : public BaEngine {
     jacobian_changed_ = true;
     counters_.jacobian_seconds += seconds_since(start);
     ++counters_.jacobian_evaluations;
-    if (ok) {
-      camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
-          shape_, F_.data(), E_.data(), f_.data(), 1.0, nullptr, nullptr, nullptr, gradient_.data());
-      LINALG_CUDA_CHECK_LAUNCH();
-      point_gradient_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), f_.data(),
-                                                                           gradient_.data() + camera_values_);
+    if (ok) {  // the gradient J'f, and the Jacobian's squared column norms for the scaling and the LM diagonal
+      camera_sums(nullptr, gradient_.data(), norms_.data());
+      point_gradient_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(
+          shape_, E_.data(), f_.data(), gradient_.data() + camera_values_, norms_.data() + camera_values_);
       LINALG_CUDA_CHECK_LAUNCH();
     }
     return ok;
@@ -617,8 +609,7 @@ class CudaEngine final : public BaEngine {
   }
 
   void compute_jacobi_scaling() override {
-    column_norms(scaling_.data());
-    scaling_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, scaling_.data());
+    scaling_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, norms_.data(), scaling_.data());
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
@@ -661,9 +652,9 @@ class CudaEngine final : public BaEngine {
       refresh_schur_inputs();
       jacobian_changed_ = false;
     }
-    if (!reuse_diagonal) column_norms(norms_.data());
     lm_diagonal_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, !reuse_diagonal, options_.min_lm_diagonal,
                                                                  options_.max_lm_diagonal, radius, norms_.data(),
+                                                                 scaling_.data(),
                                                                  diagonal_.data(), d2_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     int* counts = scalars_.as<int>() + 8;  // [0] singular points, [1] singular cameras, [2] non-finite
@@ -675,9 +666,7 @@ class CudaEngine final : public BaEngine {
     scaled_point_inverse_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(
         shape_, Vinv_.data(), scaling_.data() + camera_values_, gradient_.data() + camera_values_, point_tmp_.data());
     LINALG_CUDA_CHECK_LAUNCH();
-    camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
-        shape_, F_.data(), E_.data(), f_.data(), 1.0, nullptr, point_tmp_.data(), nullptr, rhs_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
+    camera_sums(point_tmp_.data(), rhs_.data(), nullptr);
 
     StepResult result;
     y_.fill(0.0);
@@ -953,10 +942,33 @@ class CudaEngine final : public BaEngine {
     return host_failed == 0 && std::isfinite(*cost);
   }
 
-  void column_norms(double* out) {
-    camera_column_norms_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), out);
-    LINALG_CUDA_CHECK_LAUNCH();
-    point_column_norms_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), out + camera_values_);
+  // Per camera, out = F'(f - E w) (w per point, null: F'f) and, with norms, the squared column norms of
+  // F: over the chunks for BAL-sized blocks (camera_gather_kernels.cuh), a warp per camera otherwise.
+  void camera_sums(const double* w, double* out, double* norms) {
+    if (shape_.m == 2 && shape_.c == 9) {
+      const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
+      const int stride = norms ? 18 : 9;
+      if (norms)
+        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, true>{shape_, F_.data(), E_.data(), f_.data(), w},
+                                                              chunk_begin_.data(), chunks_, partial_.data(), stride);
+      else
+        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, false>{shape_, F_.data(), E_.data(), f_.data(), w},
+                                                              chunk_begin_.data(), chunks_, partial_.data(), stride);
+      LINALG_CUDA_CHECK_LAUNCH();
+      const unsigned sum_blocks = blocks_for(camera_values_);
+      camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(), stride,
+                                                                    0, nullptr, nullptr, out);
+      if (norms)
+        camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(),
+                                                                      stride, 9, nullptr, nullptr, norms);
+    } else {
+      camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(),
+                                                                                            f_.data(), w, out);
+      if (norms) {
+        LINALG_CUDA_CHECK_LAUNCH();
+        camera_column_norms_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), norms);
+      }
+    }
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
@@ -1111,7 +1123,7 @@ void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y
   engine_.product_point_pass(x.data());
   engine_.camera_pass(x.data());
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
-      s, engine_.camera_chunk_start(), engine_.partial(), engine_.d2(), x.data(), y.data());
+      s, engine_.camera_chunk_start(), engine_.partial(), s.c, 0, engine_.d2(), x.data(), y.data());
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

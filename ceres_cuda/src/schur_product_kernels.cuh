@@ -416,16 +416,19 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
   camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride);
 }
 
+// y_c = sum of the camera's chunks' values first .. first + c - 1 (`stride` values per chunk), in
+// chunk order, + d2_c .* x_c when d2 is given.
 __global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_chunk_start,
-                                        const double* __restrict__ partial, const double* __restrict__ d2,
-                                        const double* __restrict__ x, double* __restrict__ y) {
+                                        const double* __restrict__ partial, int stride, int first,
+                                        const double* __restrict__ d2, const double* __restrict__ x,
+                                        double* __restrict__ y) {
   const std::size_t n = static_cast<std::size_t>(s.C) * s.c;
   for (std::size_t j = blockIdx.x * std::size_t(kThreads) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * kThreads) {
     const int cam = static_cast<int>(j % s.C), k = static_cast<int>(j / s.C);  // j = cam_at(cam, k)
     double total = 0.0;
     for (int chunk = camera_chunk_start[cam]; chunk < camera_chunk_start[cam + 1]; ++chunk)
-      total += partial[static_cast<std::size_t>(chunk) * s.c + k];
-    y[j] = total + d2[j] * x[j];
+      total += partial[static_cast<std::size_t>(chunk) * stride + first + k];
+    y[j] = d2 ? total + d2[j] * x[j] : total;
   }
 }
 

@@ -857,7 +857,8 @@ class CudaEngine final : public BaEngine {
     const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
     double* partial = const_cast<double*>(partial_.data());
     if (fast_)
-      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(snavely_camera_terms(), chunk_begin_.data(), chunks_, partial, shape_.c);
+      staged_camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(snavely_camera_terms(), chunk_begin_.data(), chunks_,
+                                                                   partial, shape_.c);
     else if (shape_.m == 2 && shape_.c == 9)
       camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
                                                             shape_.c);

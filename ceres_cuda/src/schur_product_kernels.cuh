@@ -338,14 +338,15 @@ constexpr int kChunk = 4096;  // at Venice scale on the H100, 0.398 ms a PCG ite
 //   Camera camera(int i, SharedCamera&) const;                               per chunk, from its first residual i (called
 //                                                                            by the whole block: it may fill SharedCamera
 //                                                                            and wait for the block)
-//   static constexpr int kBatch; struct Fetched;                            residuals a thread loads at once
-//   void fetch(const Camera&, int i, Fetched&) const;                        residual i's gathered inputs
+//   struct Fetched;                                                          a residual's inputs
 //   void add(const Camera&, int i, const Fetched&, double (&acc)[kSums]) const;  residual i's part (of F_i' v_i)
 //   void finish(const Camera&, const double (&sums)[kSums], double* out) const;   the chunk's values
-// into partial, `stride` values per chunk.
-template <class Terms>
+// into partial, `stride` values per chunk; residuals(camera, begin, end, acc) walks a thread's
+// residuals of the chunk (begin + threadIdx.x, then every kThreads), in order.
+template <class Terms, class Residuals>
 __device__ __forceinline__ void camera_chunks(const Shape& s, const int* __restrict__ chunk_begin, int chunks,
-                                              const Terms& terms, double* __restrict__ partial, int stride) {
+                                              const Terms& terms, double* __restrict__ partial, int stride,
+                                              const Residuals& residuals) {
   constexpr int N = Terms::kSums;
   for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     // Residuals are camera-major (see ba_layout.cpp): a chunk is a run of residual indices.
@@ -355,22 +356,72 @@ __device__ __forceinline__ void camera_chunks(const Shape& s, const int* __restr
     double acc[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) acc[k] = 0.0;
-    // A thread's residuals kBatch at a time, all their loads issued before any is used: the passes that
-    // gather per residual (a point, a slot of v) are bound by those loads' latency otherwise. The sums
-    // still take the residuals in order.
-    for (int base = begin + threadIdx.x; base < end; base += Terms::kBatch * kThreads) {
-      typename Terms::Fetched fetched[Terms::kBatch];
-#pragma unroll
-      for (int b = 0; b < Terms::kBatch; ++b)
-        if (base + b * kThreads < end) terms.fetch(camera, base + b * kThreads, fetched[b]);
-#pragma unroll
-      for (int b = 0; b < Terms::kBatch; ++b)
-        if (base + b * kThreads < end) terms.add(camera, base + b * kThreads, fetched[b], acc);
-    }
+    residuals(camera, begin, end, acc);
     __shared__ double sums[N];  // thread 0's (shared memory rather than N more registers per thread)
     linalg_cuda::detail::block_sums<kThreads>(acc, sums);
     if (threadIdx.x == 0) terms.finish(camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
   }
+}
+
+// camera_chunks with Terms' inputs loaded kBatch residuals at a time (Terms also has kBatch and
+// void fetch(const Camera&, int i, Fetched&) const): all a thread's loads for the batch are issued before
+// any is used, the sums still taking the residuals in order.
+template <class Terms>
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
+    camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride) {
+  camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride,
+                [&](const typename Terms::Camera& camera, int begin, int end, double (&acc)[Terms::kSums]) {
+                  for (int base = begin + threadIdx.x; base < end; base += Terms::kBatch * kThreads) {
+                    typename Terms::Fetched fetched[Terms::kBatch];
+#pragma unroll
+                    for (int b = 0; b < Terms::kBatch; ++b)
+                      if (base + b * kThreads < end) terms.fetch(camera, base + b * kThreads, fetched[b]);
+#pragma unroll
+                    for (int b = 0; b < Terms::kBatch; ++b)
+                      if (base + b * kThreads < end) terms.add(camera, base + b * kThreads, fetched[b], acc);
+                  }
+                });
+}
+
+// camera_chunks with each thread's inputs copied into shared memory ahead of use (cp.async), for
+// Terms whose residuals gather by an index they stream (Terms also has a Staged ring of kRing slots
+// per thread, void stage_streamed(int i, int slot, Staged&) const for the streamed inputs and the index,
+// void stage_gathered(int slot, Staged&) const for the gathered ones, and
+// void load_staged(int slot, const Staged&, Fetched&) const): residual j + 2's streamed inputs and residual
+// j + 1's gathers are in flight while residual j is added, so that a residual waits for neither its
+// stream nor its index-then-gather round trips. A thread reads back only what it staged: no barrier.
+template <class Terms>
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
+    staged_camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride) {
+  __shared__ typename Terms::Staged staged;
+  constexpr int kRing = Terms::kRing;
+  static_assert(kRing == 3, "the ring holds residuals j, j + 1 and j + 2");
+  camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride,
+                [&](const typename Terms::Camera& camera, int begin, int end, double (&acc)[Terms::kSums]) {
+                  const int first = begin + static_cast<int>(threadIdx.x);
+                  const int n = first < end ? (end - first + kThreads - 1) / kThreads : 0;
+                  const auto stream = [&](int j) {  // an empty group past the thread's residuals
+                    if (j < n) terms.stage_streamed(first + j * kThreads, j % kRing, staged);
+                    __pipeline_commit();
+                  };
+                  const auto gather = [&](int j) {
+                    if (j < n) terms.stage_gathered(j % kRing, staged);
+                    __pipeline_commit();
+                  };
+                  stream(0);
+                  stream(1);
+                  __pipeline_wait_prior(1);  // residual 0's stream
+                  gather(0);
+                  for (int j = 0; j < n; ++j) {
+                    stream(j + 2);
+                    __pipeline_wait_prior(2);  // residual j + 1's stream
+                    gather(j + 1);
+                    __pipeline_wait_prior(2);  // residual j's gathers
+                    typename Terms::Fetched fetched;
+                    terms.load_staged(j % kRing, staged, fetched);
+                    terms.add(camera, first + j * kThreads, fetched, acc);
+                  }
+                });
 }
 
 // The terms from the stored camera blocks (camera order) and v from the point pass. C: a bound on the
@@ -410,11 +461,6 @@ struct StoredCameraTerms {
   }
 };
 
-template <class Terms>
-__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride) {
-  camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride);
-}
 
 // y_c = sum of the camera's chunks' values first .. first + c - 1 (`stride` values per chunk), in
 // chunk order, + d2_c .* x_c when d2 is given.

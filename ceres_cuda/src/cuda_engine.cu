@@ -101,7 +101,8 @@ __global__ void deinterleave_kernel(int n, const double* __restrict__ in, double
 __global__ void __launch_bounds__(kThreads) snavely_kernel(Shape s, const double* __restrict__ cameras,
                                                            const double* __restrict__ points,
                                                            const double* __restrict__ observations, BuiltinLoss loss,
-                                                           bool jacobians, double* __restrict__ f,
+                                                           bool jacobians, const double* __restrict__ scaling,
+                                                           double* __restrict__ f,
                                                            double* __restrict__ F, double* __restrict__ E,
                                                            double* __restrict__ cost, int* failed) {
   for (int i = blockIdx.x * kThreads + threadIdx.x; i < s.R; i += gridDim.x * kThreads) {
@@ -134,10 +135,14 @@ __global__ void __launch_bounds__(kThreads) snavely_kernel(Shape s, const double
     f[i] = r[0];
     f[s.R + i] = r[1];
     if (!jacobians) continue;
-    if (s.camera_of[i] >= 0)
-      for (int k = 0; k < 18; ++k) F[static_cast<std::size_t>(k) * s.R + i] = jc[k];
-    if (s.point_of[i] >= 0)
-      for (int k = 0; k < 6; ++k) E[static_cast<std::size_t>(k) * s.R + i] = jp[k];
+    // With the Jacobi scaling (null: none yet), the scaled columns J diag(s).
+    const int cam = s.camera_of[i], pt = s.point_of[i];
+    if (cam >= 0)
+      for (int k = 0; k < 18; ++k)
+        F[static_cast<std::size_t>(k) * s.R + i] = scaling ? jc[k] * scaling[cam_at(s, cam, k % 9)] : jc[k];
+    if (pt >= 0)
+      for (int k = 0; k < 6; ++k)
+        E[static_cast<std::size_t>(k) * s.R + i] = scaling ? jp[k] * scaling[static_cast<std::size_t>(s.C) * s.c + pt_at(s, pt, k % 3)] : jp[k];
   }
 }
 
@@ -236,6 +241,16 @@ __global__ void __launch_bounds__(kThreads) camera_column_norms_kernel(Shape s, 
         const double total = warp_sum(acc[k]);
         if (lane == 0) out[cam_at(s, cam, k)] = total;
       }
+  }
+}
+
+// The gradient and the squared column norms of a Jacobian evaluated scaled (J diag(s)): s .* g and
+// s.^2 .* n, divided back (s is in (0, 1]).
+__global__ void unscale_kernel(std::size_t n, const double* __restrict__ scaling, double* __restrict__ gradient,
+                               double* __restrict__ norms) {
+  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads) {
+    gradient[i] /= scaling[i];
+    norms[i] /= scaling[i] * scaling[i];
   }
 }
 
@@ -599,6 +614,10 @@ class CudaEngine final : public BaEngine {
       point_gradient_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(
           shape_, E_.data(), f_.data(), gradient_.data() + camera_values_, norms_.data() + camera_values_);
       LINALG_CUDA_CHECK_LAUNCH();
+      if (jacobian_scaled_) {
+        unscale_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, scaling_.data(), gradient_.data(), norms_.data());
+        LINALG_CUDA_CHECK_LAUNCH();
+      }
     }
     return ok;
   }
@@ -608,14 +627,19 @@ class CudaEngine final : public BaEngine {
     *max_norm = device_max_abs(gradient_.data(), n_);
   }
 
+  // Ceres computes the scaling once, from the first Jacobian; on the fast path the evaluations after it
+  // store the scaled Jacobian straight away (scaled_evaluation_), and there is nothing left to scale.
   void compute_jacobi_scaling() override {
     scaling_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, norms_.data(), scaling_.data());
     LINALG_CUDA_CHECK_LAUNCH();
+    scaled_evaluation_ = fast_;
   }
 
   void apply_jacobi_scaling() override {
+    if (jacobian_scaled_) return;
     scale_columns_kernel<<<blocks_for(shape_.R), kThreads, 0, stream_>>>(shape_, scaling_.data(), F_.data(), E_.data());
     LINALG_CUDA_CHECK_LAUNCH();
+    jacobian_scaled_ = true;
   }
 
   // After every Jacobian (and its scaling), what the Schur product reads: the point-order copies of E
@@ -917,6 +941,7 @@ class CudaEngine final : public BaEngine {
     if (jacobians) {
       upload_transposed(host_F_, index_.residual_size * index_.camera_size, F_.data());
       upload_transposed(host_E_, index_.residual_size * 3, E_.data());
+      jacobian_scaled_ = false;
     }
     return true;
   }
@@ -931,10 +956,12 @@ class CudaEngine final : public BaEngine {
     int* failed = scalars_.as<int>() + 12;
     LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
     // A candidate's residuals go to scratch: a rejected step must leave x's residuals intact.
+    const double* scaling = jacobians && scaled_evaluation_ ? scaling_.data() : nullptr;
     snavely_kernel<<<blocks_for(shape_.R), kThreads, 0, stream_>>>(shape_, cameras, points, observations_.data(),
-                                                                   layout_.loss, jacobians,
+                                                                   layout_.loss, jacobians, scaling,
                                                                    jacobians ? f_.data() : candidate_f_.data(), F_.data(),
                                                                    E_.data(), cost_.data(), failed);
+    if (jacobians) jacobian_scaled_ = scaling != nullptr;
     LINALG_CUDA_CHECK_LAUNCH();
     *cost = device_sum(cost_.data(), shape_.R, false);
     int host_failed = 0;
@@ -1085,6 +1112,8 @@ class CudaEngine final : public BaEngine {
   Shape shape_{};
   bool fast_ = false;
   bool jacobian_changed_ = true;  // the Schur product's inputs must be refreshed before the next step
+  bool scaled_evaluation_ = false;  // the fast path's evaluation stores J diag(s) (the scaling is known)
+  bool jacobian_scaled_ = false;    // F and E hold the scaled Jacobian
   std::size_t camera_values_ = 0, n_ = 0;
   DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
       d_point_start_, d_point_residuals_, d_pair_next_;

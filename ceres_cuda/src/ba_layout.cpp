@@ -348,12 +348,13 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
           observations[2 * position + 1] = snavely->observed_y();
         }
       });
+  phase("camera-major order");
   number_points_camera_major(&sorted, &layout->points, variable_points);
   const long kept = start[camera_count];
   layout->fixed_residuals.assign(sorted.begin() + kept, sorted.end());
   sorted.resize(kept);
   layout->residuals = std::move(sorted);
-  phase("camera-major order, points numbered in it");
+  phase("points numbered in the camera-major order");
   if (layout->residuals.empty()) return "every parameter block is constant";
 
   // Ceres' NumParameters() and NumResiduals() walk every block on one thread (seconds at

@@ -12,6 +12,7 @@
 
 #include "ba_engine.h"
 #include "ba_index.h"
+#include "block_copies.h"
 #include "generic_evaluator.h"
 #include "linalg_cuda/cpu_cg.h"
 #include "schur_math.h"
@@ -33,10 +34,8 @@ class CpuEngine final : public BaEngine {
     const std::size_t n = static_cast<std::size_t>(index_.cameras) * c_ + static_cast<std::size_t>(index_.points) * 3;
     cameras_.resize(layout.cameras.size() * c_);
     points_.resize(layout.points.size() * 3);
-    for (std::size_t k = 0; k < layout.cameras.size(); ++k)
-      std::copy_n(layout.cameras[k], c_, cameras_.data() + k * c_);
-    for (std::size_t k = 0; k < layout.points.size(); ++k)
-      std::copy_n(layout.points[k], 3, points_.data() + k * 3);
+    gather_blocks(layout.cameras, c_, cameras_.data());
+    gather_blocks(layout.points, 3, points_.data());
     candidate_cameras_ = cameras_;
     candidate_points_ = points_;
     F_.assign(static_cast<std::size_t>(R_) * m_ * c_, 0.0);
@@ -194,8 +193,8 @@ class CpuEngine final : public BaEngine {
   }
 
   void write_parameters() override {
-    for (int k = 0; k < index_.cameras; ++k) std::copy_n(cameras_.data() + static_cast<std::size_t>(k) * c_, c_, layout_.cameras[k]);
-    for (int k = 0; k < index_.points; ++k) std::copy_n(points_.data() + 3 * static_cast<std::size_t>(k), 3, layout_.points[k]);
+    scatter_blocks(cameras_.data(), c_, index_.cameras, layout_.cameras);
+    scatter_blocks(points_.data(), 3, index_.points, layout_.points);
   }
 
   const EngineCounters& counters() const override { return counters_; }

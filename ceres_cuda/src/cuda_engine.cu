@@ -25,6 +25,7 @@
 
 #include "ba_engine.h"
 #include "ba_index.h"
+#include "block_copies.h"
 #include "engine_kernel_support.cuh"
 #include "generic_evaluator.h"
 #include "linalg_cuda/conjugate_gradient.h"
@@ -494,8 +495,8 @@ class CudaEngine final : public BaEngine {
 
     host_cameras_.resize(layout.cameras.size() * c);
     host_points_.resize(layout.points.size() * 3);
-    for (std::size_t k = 0; k < layout.cameras.size(); ++k) std::copy_n(layout.cameras[k], c, host_cameras_.data() + k * c);
-    for (std::size_t k = 0; k < layout.points.size(); ++k) std::copy_n(layout.points[k], 3, host_points_.data() + k * 3);
+    gather_blocks(layout.cameras, c, host_cameras_.data());
+    gather_blocks(layout.points, 3, host_points_.data());
     fast_ = layout.snavely;
     if (fast_) {
       cameras_ = DeviceVector<double>(host_cameras_);
@@ -774,8 +775,8 @@ class CudaEngine final : public BaEngine {
       cameras_.download(host_cameras_.data(), host_cameras_.size());
       points_.download(host_points_.data(), host_points_.size());
     }
-    for (int k = 0; k < index_.cameras; ++k) std::copy_n(host_cameras_.data() + static_cast<std::size_t>(k) * c, c, layout_.cameras[k]);
-    for (int k = 0; k < index_.points; ++k) std::copy_n(host_points_.data() + 3 * static_cast<std::size_t>(k), 3, layout_.points[k]);
+    scatter_blocks(host_cameras_.data(), c, index_.cameras, layout_.cameras);
+    scatter_blocks(host_points_.data(), 3, index_.points, layout_.points);
   }
 
   const EngineCounters& counters() const override { return counters_; }

@@ -2,10 +2,9 @@
 // contiguous): the Jacobian blocks F and E, the inverted point blocks, the preconditioner blocks, and
 // the vectors over the variables (gradient, scaling, LM diagonal, the PCG's vectors, the step); only
 // the parameter blocks themselves keep the user's layout. Per-camera sums are gathers over the
-// camera's residuals (a warp per camera, or chunks of a block each in the Schur product and the
-// BAL-sized preconditioner blocks), per-point
-// sums a thread per point (in the Schur product a segmented warp scan over point-order copies of F and
-// E); warp and block sums use fixed trees and grid sums the last-block reduction of linalg_cuda, so
+// camera's residuals (a warp per camera, or for BAL-sized blocks chunks of a block each: the Schur
+// product, the gradient, the right-hand side, the preconditioner blocks), per-point sums a thread per
+// point (in the Schur product a segmented warp scan in point order); warp and block sums use fixed trees and grid sums the last-block reduction of linalg_cuda, so
 // there is no floating-point atomic anywhere and a solve gives the same bits run after run. Residuals
 // are camera-major, so a camera's residuals are one contiguous run.
 //

@@ -24,7 +24,8 @@ namespace {
 //     from the residual's point-order slot (u_i itself for a residual whose point is constant).
 // Every residual's camera and point blocks are read once per pass, coalesced (entry k of every block
 // contiguous); the only scattered accesses are the m values of v per residual and the small x. (On
-// the fast path neither pass reads F: both form it, snavely_schur_kernels.cuh.)
+// the fast path neither pass reads F or E: both form what they need, the point pass leaves w~ per
+// point instead of v, and the camera pass forms v from it: snavely_schur_kernels.cuh.)
 constexpr int kTileResiduals = 32;
 
 // The point pass's tiles of the point-order residual slots (see above), from the points' CSR starts:

@@ -119,7 +119,7 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
 // applied once per point (scale_point). A lane whose camera is in the first-order rotation branch also
 // reads the camera's frame for J_c x (rotation_direction).
 struct SnavelyPointTerms {
-  static constexpr int kMinBlocks = 3;  // 80 registers (4 blocks' 64 spill)
+  static constexpr int kMinBlocks = 3;  // 72 registers (4 blocks' 64 spill)
   Shape s;
   int slots;
   const int* slot_camera;     // per slot: its residual's variable camera, or ~ its camera's frame if constant
@@ -269,6 +269,8 @@ struct SnavelyCameraTerms {
   __device__ __forceinline__ void load_staged(int slot, const Staged& staged, Fetched& f) const {
     for (int k = 0; k < kCompactViewSize; ++k) f.view[k] = staged.view[slot][k][threadIdx.x];
     f.variable_point = staged.point[slot][threadIdx.x] >= 0;
+    // Read whatever the slot holds: for a constant point nothing was staged and add() does not use w
+    // (reading it only where staged costs this kernel spills at 80 registers).
     for (int j = 0; j < 3; ++j) f.w[j] = staged.w[slot][j][threadIdx.x];
   }
 

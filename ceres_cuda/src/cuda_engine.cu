@@ -4,9 +4,10 @@
 // the parameter blocks themselves keep the user's layout. Per-camera sums are gathers over the
 // camera's residuals (a warp per camera, or for BAL-sized blocks chunks of a block each: the Schur
 // product, the gradient, the right-hand side, the preconditioner blocks), per-point sums a thread per
-// point (in the Schur product a segmented warp scan in point order); warp and block sums use fixed trees and grid sums the last-block reduction of linalg_cuda, so
-// there is no floating-point atomic anywhere and a solve gives the same bits run after run. Residuals
-// are camera-major, so a camera's residuals are one contiguous run.
+// point (in the Schur product a segmented warp scan in point order); warp and block sums use fixed
+// trees and grid sums the last-block reduction of linalg_cuda, so there is no floating-point atomic
+// anywhere and a solve gives the same bits run after run. Residuals are camera-major, so a camera's
+// residuals are one contiguous run.
 //
 // Fast path (every residual a SnavelyReprojectionError, one built-in loss or none): residuals,
 // Jacobians, the loss and the whole step stay on the device; only scalars come back. Generic path:
@@ -19,12 +20,12 @@
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "ba_engine.h"
 #include "ba_index.h"
 #include "block_copies.h"
+#include "camera_gather_kernels.cuh"
 #include "engine_kernel_support.cuh"
 #include "generic_evaluator.h"
 #include "linalg_cuda/conjugate_gradient.h"
@@ -36,7 +37,6 @@
 #include "linalg_cuda/errors.h"
 #include "phase_log.h"
 #include "robust_loss.h"
-#include "camera_gather_kernels.cuh"
 #include "schur_math.h"
 #include "schur_block_kernels.cuh"
 #include "schur_product_kernels.cuh"

@@ -14,23 +14,14 @@ namespace {
 
 // v_i = f_i - E_i w_p (w null, or a constant point: v_i = f_i); with kNorms also sum F_i .* F_i.
 template <int M, int C, bool kNorms>
-struct CameraGatherTerms {
+struct CameraGatherTerms : StreamedCameraTerms {
   static constexpr int kSums = kNorms ? 2 * C : C;  // F' v, then the column norms
   static constexpr int kMinBlocks = 1;
-  static constexpr int kBatch = 1;  // streamed
   Shape s;
   const double* F;
   const double* E;
   const double* f;
   const double* w;  // per point, continuous-element; null: none
-  struct Camera {};
-  struct SharedCamera {};
-  struct Fetched {};
-
-  __device__ __forceinline__ Camera camera(int, SharedCamera&) const { return {}; }
-
-  __device__ __forceinline__ void fetch(const Camera&, int, Fetched&) const {}
-
   __device__ __forceinline__ void add(const Camera&, int i, const Fetched&, double (&acc)[kSums]) const {
     const int p = w ? s.point_of[i] : -1;
 #pragma unroll

@@ -903,7 +903,7 @@ class CudaEngine final : public BaEngine {
   }
   template <int C>
   StoredCameraTerms<C> stored_camera_terms(const double* x) const {
-    return {shape_, F_.data(), residual_slot_.data(), x, v_.data()};
+    return {{}, shape_, F_.data(), residual_slot_.data(), x, v_.data()};
   }
   // Launches the cameras' tangents of x (on the stream, before the passes that read them).
   SnavelyPointTerms snavely_point_terms(const double* x, double* point_result) const {
@@ -977,10 +977,10 @@ class CudaEngine final : public BaEngine {
       const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
       const int stride = norms ? 18 : 9;
       if (norms)
-        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, true>{shape_, F_.data(), E_.data(), f_.data(), w},
+        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, true>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
                                                               chunk_begin_.data(), chunks_, partial_.data(), stride);
       else
-        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, false>{shape_, F_.data(), E_.data(), f_.data(), w},
+        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, false>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
                                                               chunk_begin_.data(), chunks_, partial_.data(), stride);
       LINALG_CUDA_CHECK_LAUNCH();
       const unsigned sum_blocks = blocks_for(camera_values_);
@@ -1033,7 +1033,7 @@ class CudaEngine final : public BaEngine {
   void iterative_schur_solve(StepResult* result, int* counts) {
     const bool schur = options_.preconditioner == ceres::SCHUR_JACOBI;
     if (chunked_camera_blocks()) {
-      const CameraBlockTerms<2, 9> terms{shape_, F_.data(), E_.data(), Vinv_.data(), schur};
+      const CameraBlockTerms<2, 9> terms{{}, shape_, F_.data(), E_.data(), Vinv_.data(), schur};
       camera_chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8))), kThreads, 0, stream_>>>(
           terms, chunk_begin_.data(), chunks_, block_partial_.data(), kBalBlockSums);
       LINALG_CUDA_CHECK_LAUNCH();

@@ -16,23 +16,14 @@ namespace ceres_cuda::detail {
 namespace {
 
 template <int M, int C>
-struct CameraBlockTerms {
+struct CameraBlockTerms : StreamedCameraTerms {  // a residual at a time: the registers go to the 45 sums
   static constexpr int kSums = C * (C + 1) / 2;  // the lower triangle, row by row
   static constexpr int kMinBlocks = 1;
-  static constexpr int kBatch = 1;  // the blocks are streamed; the registers go to the 45 sums
   Shape s;
   const double* F;
   const double* E;
   const double* Vinv;
   bool schur;
-  struct Camera {};
-  struct SharedCamera {};
-  struct Fetched {};
-
-  __device__ __forceinline__ Camera camera(int, SharedCamera&) const { return {}; }
-
-  __device__ __forceinline__ void fetch(const Camera&, int, Fetched&) const {}
-
   __device__ __forceinline__ void add(const Camera&, int i, const Fetched&, double (&acc)[kSums]) const {
     double f[M][C];
 #pragma unroll

@@ -425,18 +425,10 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
                 });
 }
 
-// The terms from the stored camera blocks (camera order) and v from the point pass. C: a bound on the
-// camera size known when compiled (the sums stay in registers).
-template <int C>
-struct StoredCameraTerms {
-  static constexpr int kSums = C;
-  static constexpr int kMinBlocks = 1;
-  static constexpr int kBatch = 1;  // the blocks are streamed, not gathered
-  Shape s;
-  const double* F;
-  const int* residual_slot;
-  const double* x;
-  const double* v;
+// camera_chunk_kernel's hooks for terms that stream their blocks: no per-camera state and nothing to
+// load ahead (Terms derive from it and list it first when initialised: {{}, ...}).
+struct StreamedCameraTerms {
+  static constexpr int kBatch = 1;
   struct Camera {};
   struct SharedCamera {};
   struct Fetched {};
@@ -444,7 +436,19 @@ struct StoredCameraTerms {
   __device__ __forceinline__ Camera camera(int, SharedCamera&) const { return {}; }
 
   __device__ __forceinline__ void fetch(const Camera&, int, Fetched&) const {}
+};
 
+// The terms from the stored camera blocks (camera order) and v from the point pass. C: a bound on the
+// camera size known when compiled (the sums stay in registers).
+template <int C>
+struct StoredCameraTerms : StreamedCameraTerms {
+  static constexpr int kSums = C;
+  static constexpr int kMinBlocks = 1;
+  Shape s;
+  const double* F;
+  const int* residual_slot;
+  const double* x;
+  const double* v;
   __device__ __forceinline__ void add(const Camera&, int i, const Fetched&, double (&acc)[C]) const {
     const int q = residual_slot[i];
     for (int a = 0; a < s.m; ++a) {

@@ -97,13 +97,6 @@ __device__ __forceinline__ void store_point_result(const Shape& s, double* resul
   for (int j = 0; j < 3; ++j) result[pt_at(s, p, j)] = w[j];
 }
 
-// Into L1 ahead of apply_point_inverse.
-__device__ __forceinline__ void prefetch_point_inverse(const Shape& s, const double* Vinv, int p) {
-#pragma unroll
-  for (int k = 0; k < 9; ++k)
-    asm volatile("prefetch.global.L1 [%0];" ::"l"(Vinv + static_cast<std::size_t>(k) * s.P + p));
-}
-
 // After the point's inverse block, on the lane that has w = V^-1 g: the per-point result, or w~ = s_p .* w
 // for v = u - E_s w (the per-slot form broadcasts it to the point's lanes).
 template <PointPassResult kResult, class Terms>
@@ -127,16 +120,20 @@ __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool ac
   typename Terms::Slot slot;
   double g[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
   // A point's lanes are a run: its first and last lane from the lanes holding the same point,
-  // without reading point_start. The last lane will read the point's inverse block after the
-  // scan: asked for now, it arrives while the lanes form their terms.
+  // without reading point_start. (The last lane's inverse block is not prefetched: on the fast path
+  // the pass is bound by the L1's data pipe, where the prefetches cost more than their latency did,
+  // 0.366 against 0.376 ms a PCG iteration at Venice scale on the H100.)
   const unsigned same = __match_any_sync(0xffffffffu, p);
   const int head = __ffs(same) - 1, tail = 31 - __clz(same);
-  if (active && lane == tail) prefetch_point_inverse(s, Vinv, p);
   if (active) {
     load(slot);
     terms.gradient(q, slot, g);
   }
-  for (int d = 1; d < 32; d <<= 1) {
+  // The scan's steps up to the tile's longest point only: the later ones would add nothing (lane - d
+  // < head on every lane), so the sums keep their bits, and a tile of BAL points (a few residuals
+  // each) saves two or three of its five rounds of shuffles, which share the L1's data pipe.
+  const int longest = static_cast<int>(__reduce_max_sync(0xffffffffu, active ? tail - head + 1 : 1));
+  for (int d = 1; d < longest; d <<= 1) {
     double from[3];
     for (int j = 0; j < 3; ++j) from[j] = __shfl_up_sync(0xffffffffu, g[j], d);
     if (lane - d >= head)

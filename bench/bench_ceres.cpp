@@ -86,11 +86,12 @@ Row run(const std::string& name, const ceres_cuda::BALProblem& original, const s
   // The fast path's passes without a loss (ceres_cuda/src/snavely_schur_kernels.cuh), per residual:
   // the point pass reads its compact view (3 doubles) and its camera's and its point's index (2 ints);
   // the camera pass reads the view again and the residual's point index (an int). Per point: the
-  // inverted block (9 doubles) and the scaling (3) read, w~ (3) written by the point pass and read back
-  // at least once by the camera pass. The cameras' tangents and frames are cache-resident.
+  // scaled inverse block diag(s_p) V_p^-1 diag(s_p) read (its 6 distinct values), w~ (3) written by the
+  // point pass and read back at least once by the camera pass. The cameras' tangents and frames are
+  // cache-resident.
   if (details.path == ceres_cuda::SolveDetails::Path::FastGpu) {
     const double fast_bytes = static_cast<double>(bal.num_observations()) * (2 * 3 * sizeof(double) + 3 * sizeof(int)) +
-                              static_cast<double>(bal.num_points()) * (9 + 3 + 2 * 3) * sizeof(double);
+                              static_cast<double>(bal.num_points()) * (6 + 2 * 3) * sizeof(double);
     r.traffic_floor_pcg_ms = 1e3 * fast_bytes / (bandwidth_gbs * 1e9);
   }
   r.initial_cost = summary.initial_cost;

@@ -560,6 +560,7 @@ class CudaEngine final : public BaEngine {
       LINALG_CUDA_CHECK_LAUNCH();
       if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
+        scaled_Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
         first_order_ = DeviceVector<int>(std::max<std::size_t>(1, layout.cameras.size()), 0);
         tangents_ = DeviceVector<double>(std::max<std::size_t>(1, index_.cameras) * kCameraTangentSize, 0.0);
         views_by_point_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
@@ -686,6 +687,11 @@ class CudaEngine final : public BaEngine {
     point_blocks_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), d2_.data() + camera_values_,
                                                                        Vinv_.data(), counts);
     LINALG_CUDA_CHECK_LAUNCH();
+    if (fast_) {
+      scaled_point_inverse_blocks_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(
+          shape_, Vinv_.data(), scaling_.data() + camera_values_, scaled_Vinv_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
     // rhs = F'(f - E e), e = V^-1 E'f (from the gradient's E'f).
     scaled_point_inverse_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(
         shape_, Vinv_.data(), scaling_.data() + camera_values_, gradient_.data() + camera_values_, point_tmp_.data());
@@ -920,6 +926,7 @@ class CudaEngine final : public BaEngine {
             frames_.data(),
             first_order_.data(),
             scaling_.data() + camera_values_,
+            scaled_Vinv_.data(),
             point_result};
   }
   SnavelyCameraTerms snavely_camera_terms() const {
@@ -1133,6 +1140,7 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_, views_by_residual_,
       corrections_by_residual_;
   DeviceVector<int> first_order_;  // per camera, camera_frames_kernel's
+  DeviceVector<double> scaled_Vinv_;  // per point, scaled_point_inverse_blocks_kernel's
   DeviceVector<double> Vinv_, point_tmp_, point_w_, w_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket

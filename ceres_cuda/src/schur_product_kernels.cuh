@@ -76,6 +76,8 @@ __global__ void point_order_kernel(Shape s, int* __restrict__ slot_point, int* _
 //                                                               gradient and store leave it out
 //   void store(int q, const Slot&, const double (&w)[3]) const; v_q = u_q - E_q w, in point order
 //   void store_point(int p, const double (&w)[3]) const;       w_p itself, in the per-point forms
+//   void scaled_inverse(int p, const double (&g)[3], double (&w)[3]) const;  w~ = s_p .* V^-1 (s_p .* g),
+//                                                               in the scaled per-point form only
 // What the pass leaves (PointPassResult, each form its own kernel instance): v per slot for a camera
 // pass that gathers it; w per point, the back-substitution's V^-1 E'F y_c (the same pass with y_c for
 // x); or w~ = s_p .* w per point, for a camera pass that forms v itself (the fast path's).
@@ -97,15 +99,21 @@ __device__ __forceinline__ void store_point_result(const Shape& s, double* resul
   for (int j = 0; j < 3; ++j) result[pt_at(s, p, j)] = w[j];
 }
 
-// After the point's inverse block, on the lane that has w = V^-1 g: the per-point result, or w~ = s_p .* w
-// for v = u - E_s w (the per-slot form broadcasts it to the point's lanes).
+// On the lane that has the point's sum g: w = V^-1 (s_p .* g), then the per-point result, or w~ = s_p .* w
+// for v = u - E_s w (the per-slot form broadcasts it to the point's lanes). The scaled per-point form
+// (the fast path's, in the PCG loop) reads w~ = (diag(s_p) V^-1 diag(s_p)) g in one product from
+// Terms' scaled_inverse: 6 values a point where the scaling and V^-1 are 12.
 template <PointPassResult kResult, class Terms>
-__device__ __forceinline__ void store_or_scale(const Terms& terms, int p, double (&w)[3]) {
-  if constexpr (kResult == PointPassResult::kPerPoint) {
+__device__ __forceinline__ void finish_point(const Terms& terms, const double* Vinv, int p, double (&g)[3],
+                                             double (&w)[3]) {
+  if constexpr (kResult == PointPassResult::kPerPointScaled) {
+    terms.scaled_inverse(p, g, w);
     terms.store_point(p, w);
   } else {
-    terms.scale_point(p, w);
-    if constexpr (kResult == PointPassResult::kPerPointScaled) terms.store_point(p, w);
+    terms.scale_point(p, g);
+    apply_point_inverse(terms.s, Vinv, p, g, w);
+    if constexpr (kResult == PointPassResult::kPerPoint) terms.store_point(p, w);
+    else terms.scale_point(p, w);
   }
 }
 
@@ -139,11 +147,7 @@ __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool ac
     if (lane - d >= head)
       for (int j = 0; j < 3; ++j) g[j] += from[j];
   }
-  if (active && lane == tail) {
-    terms.scale_point(p, g);
-    apply_point_inverse(s, Vinv, p, g, w);
-    store_or_scale<kResult>(terms, p, w);
-  }
+  if (active && lane == tail) finish_point<kResult>(terms, Vinv, p, g, w);
   if constexpr (kResult == PointPassResult::kPerSlot) {
     for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], tail);
     if (active) terms.store(q, slot, w);
@@ -166,11 +170,7 @@ __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1,
     }
     for (int j = 0; j < 3; ++j) total[j] += warp_sum(g[j]);  // meaningful on lane 0
   }
-  if (lane == 0) {
-    terms.scale_point(p, total);
-    apply_point_inverse(s, Vinv, p, total, w);
-    store_or_scale<kResult>(terms, p, w);
-  }
+  if (lane == 0) finish_point<kResult>(terms, Vinv, p, total, w);
   if constexpr (kResult == PointPassResult::kPerSlot) {
     for (int j = 0; j < 3; ++j) w[j] = __shfl_sync(0xffffffffu, w[j], 0);
     for (int base = q0; base < q1; base += 32) {

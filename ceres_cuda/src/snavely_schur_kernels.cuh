@@ -75,6 +75,24 @@ __global__ void compact_views_kernel(Shape s, int n, const int* __restrict__ ord
   }
 }
 
+// The upper triangle of a symmetric 3 x 3 block, by rows: (0,0) (0,1) (0,2) (1,1) (1,2) (2,2).
+constexpr int kSymmetricBlock = 6;
+__device__ __forceinline__ int symmetric_entry(int r, int c) {
+  const int lo = r < c ? r : c, hi = r < c ? c : r;
+  return lo == 0 ? hi : lo + hi + 1;
+}
+
+// Once per LM step, after V^-1: diag(s_p) V_p^-1 diag(s_p) per point, its upper triangle (continuous-
+// element, entry k of point p at k * P + p), which the PCG loop's point pass applies in one product.
+__global__ void scaled_point_inverse_blocks_kernel(Shape s, const double* __restrict__ Vinv,
+                                                   const double* __restrict__ point_scaling, double* __restrict__ out) {
+  for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads)
+    for (int r = 0; r < 3; ++r)
+      for (int c = r; c < 3; ++c)
+        out[static_cast<std::size_t>(symmetric_entry(r, c)) * s.P + p] =
+            point_scaling[pt_at(s, p, r)] * Vinv[static_cast<std::size_t>(3 * r + c) * s.P + p] * point_scaling[pt_at(s, p, c)];
+}
+
 // Once per Schur product: every variable camera's tangent of the Jacobi-scaled x with f, k1, k2
 // (camera_tangent).
 __global__ void camera_tangents_kernel(Shape s, const double* __restrict__ frames, const double* __restrict__ scaling,
@@ -129,6 +147,7 @@ struct SnavelyPointTerms {
   const double* frames;       // per camera
   const int* first_order;     // per camera: 1 in the first-order branch
   const double* point_scaling;  // Jacobi scaling of the points, continuous-element
+  const double* scaled_inverse_blocks;  // scaled_point_inverse_blocks_kernel's
   double* point_result;       // w or w~ per point (continuous-element): the per-point forms only
   struct Slot {
     double u[2];
@@ -198,6 +217,15 @@ struct SnavelyPointTerms {
   }
 
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
+
+  __device__ __forceinline__ void scaled_inverse(int p, const double (&g)[3], double (&w)[3]) const {
+    double block[kSymmetricBlock];
+    for (int k = 0; k < kSymmetricBlock; ++k) block[k] = scaled_inverse_blocks[static_cast<std::size_t>(k) * s.P + p];
+    for (int r = 0; r < 3; ++r) {
+      w[r] = 0.0;
+      for (int c = 0; c < 3; ++c) w[r] += block[symmetric_entry(r, c)] * g[c];
+    }
+  }
 };
 
 // The camera pass's terms on the fast path (see the top of the file): per residual

@@ -561,8 +561,7 @@ class CudaEngine final : public BaEngine {
       if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         scaled_Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
-        first_order_ = DeviceVector<int>(std::max<std::size_t>(1, layout.cameras.size()), 0);
-        tangents_ = DeviceVector<double>(std::max<std::size_t>(1, index_.cameras) * kCameraTangentSize, 0.0);
+        records_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kCameraRecordSize, 0.0);
         views_by_point_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
         views_by_residual_ = DeviceVector<double>(residuals * kCompactViewSize, 0.0);
         if (layout_.loss.kind != LossKind::None) {
@@ -648,8 +647,7 @@ class CudaEngine final : public BaEngine {
   void refresh_schur_inputs() {
     if (fast_) {
       const int cameras = static_cast<int>(layout_.cameras.size());
-      camera_frames_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(cameras, cameras_.data(), frames_.data(),
-                                                                          first_order_.data());
+      camera_frames_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(cameras, cameras_.data(), frames_.data());
       LINALG_CUDA_CHECK_LAUNCH();
       const auto views = [&](int n, const int* order, DeviceVector<double>& out, DeviceVector<double>& corrections) {
         if (n == 0) return;
@@ -911,20 +909,19 @@ class CudaEngine final : public BaEngine {
   StoredCameraTerms<C> stored_camera_terms(const double* x) const {
     return {{}, shape_, F_.data(), residual_slot_.data(), x, v_.data()};
   }
-  // Launches the cameras' tangents of x (on the stream, before the passes that read them).
+  // Launches the cameras' records at x (on the stream, before the passes that read them).
   SnavelyPointTerms snavely_point_terms(const double* x, double* point_result) const {
-    double* tangents = const_cast<double*>(tangents_.data());
-    camera_tangents_kernel<<<blocks_for(shape_.C), kThreads, 0, stream_>>>(shape_, frames_.data(), scaling_.data(), x,
-                                                                           tangents);
+    double* records = const_cast<double*>(records_.data());
+    const int cameras = static_cast<int>(layout_.cameras.size());
+    camera_records_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(shape_, cameras, frames_.data(), scaling_.data(),
+                                                                         x, records);
     LINALG_CUDA_CHECK_LAUNCH();
     return {shape_,
             slots_,
             slot_camera_.data(),
             views_by_point_.data(),
             corrections_by_point_.size() ? corrections_by_point_.data() : nullptr,
-            tangents,
-            frames_.data(),
-            first_order_.data(),
+            records,
             scaling_.data() + camera_values_,
             scaled_Vinv_.data(),
             point_result};
@@ -934,7 +931,7 @@ class CudaEngine final : public BaEngine {
             views_by_residual_.data(),
             corrections_by_residual_.size() ? corrections_by_residual_.data() : nullptr,
             frames_.data(),
-            tangents_.data(),
+            records_.data(),
             scaling_.data(),
             w_by_point_.data()};
   }
@@ -1134,12 +1131,11 @@ class CudaEngine final : public BaEngine {
   unsigned staged_point_blocks_ = 1;  // the fast path's point pass grid (staged_point_pass_kernel)
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;
-  // Fast path (snavely_schur_kernels.cuh): per camera its frame and, per product, a variable camera's
-  // tangent of x and the point pass's w~ per point (w_by_point_); the compact views and loss
+  // Fast path (snavely_schur_kernels.cuh): per camera its frame and, per product, its record (the
+  // tangent of x, R) and the point pass's w~ per point (w_by_point_); the compact views and loss
   // corrections in point order (per slot) and in residual order.
-  DeviceVector<double> frames_, tangents_, views_by_point_, corrections_by_point_, views_by_residual_,
+  DeviceVector<double> frames_, records_, views_by_point_, corrections_by_point_, views_by_residual_,
       corrections_by_residual_;
-  DeviceVector<int> first_order_;  // per camera, camera_frames_kernel's
   DeviceVector<double> scaled_Vinv_;  // per point, scaled_point_inverse_blocks_kernel's
   DeviceVector<double> Vinv_, point_tmp_, point_w_, w_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
   DeviceVector<double> dense_, g_, work_;

@@ -31,16 +31,10 @@ namespace ceres_cuda::detail {
 namespace {
 
 // Once per Jacobian: the frame of every camera, variable or constant (from its parameter block,
-// natural layout; variable cameras come first, so a variable camera's index is also its frame's),
-// and whether it is in the first-order branch (an int per camera: the point pass's lanes read it
-// where the whole frame would cost them a request each).
-__global__ void camera_frames_kernel(int cameras, const double* __restrict__ params, double* __restrict__ frames,
-                                     int* __restrict__ first_order) {
-  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kThreads) {
-    double* frame = frames + static_cast<std::size_t>(cam) * kFrameSize;
-    snavely_frame(params + static_cast<std::size_t>(cam) * kSnavelyCameraSize, frame);
-    first_order[cam] = first_order_frame(frame);
-  }
+// natural layout; variable cameras come first, so a variable camera's index is also its frame's).
+__global__ void camera_frames_kernel(int cameras, const double* __restrict__ params, double* __restrict__ frames) {
+  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kThreads)
+    snavely_frame(params + static_cast<std::size_t>(cam) * kSnavelyCameraSize, frames + static_cast<std::size_t>(cam) * kFrameSize);
 }
 
 // Once per Jacobian, after the frames: the compact views of n residuals, residual order[j] (j itself
@@ -93,15 +87,28 @@ __global__ void scaled_point_inverse_blocks_kernel(Shape s, const double* __rest
             point_scaling[pt_at(s, p, r)] * Vinv[static_cast<std::size_t>(3 * r + c) * s.P + p] * point_scaling[pt_at(s, p, c)];
 }
 
-// Once per Schur product: every variable camera's tangent of the Jacobi-scaled x with f, k1, k2
-// (camera_tangent).
-__global__ void camera_tangents_kernel(Shape s, const double* __restrict__ frames, const double* __restrict__ scaling,
-                                       const double* __restrict__ x, double* __restrict__ tangents) {
-  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < s.C; cam += gridDim.x * kThreads) {
-    double xs[kSnavelyCameraSize];
-    for (int k = 0; k < kSnavelyCameraSize; ++k) xs[k] = scaling[cam_at(s, cam, k)] * x[cam_at(s, cam, k)];
-    camera_tangent(frames + static_cast<std::size_t>(cam) * kFrameSize, xs,
-                   tangents + static_cast<std::size_t>(cam) * kCameraTangentSize);
+// What the passes read of a camera per Schur product, one record of kCameraRecordSize values (176
+// bytes: 16-byte loads, and one record a few cache lines): its tangent of x (camera_tangent), the
+// rotation R and whether its frame is in the first-order branch (1 or 0). Per camera, variable or
+// constant: a constant camera's tangent is that of x = 0 (its f, k1, k2 are what the point pass reads).
+constexpr int kRecordRotation = kCameraTangentSize, kRecordFirstOrder = kRecordRotation + 9;
+constexpr int kCameraRecordSize = kRecordFirstOrder + 1;
+static_assert(kRecordRotation % 2 == 0 && kCameraRecordSize % 2 == 0, "16-byte aligned parts");
+
+// Once per Schur product: every camera's record at the Jacobi-scaled x (only the first s.C cameras,
+// the variable ones, have values in x).
+__global__ void camera_records_kernel(Shape s, int cameras, const double* __restrict__ frames,
+                                      const double* __restrict__ scaling, const double* __restrict__ x,
+                                      double* __restrict__ records) {
+  for (int cam = blockIdx.x * kThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kThreads) {
+    const double* frame = frames + static_cast<std::size_t>(cam) * kFrameSize;
+    double* record = records + static_cast<std::size_t>(cam) * kCameraRecordSize;
+    double xs[kSnavelyCameraSize] = {};
+    if (cam < s.C)
+      for (int k = 0; k < kSnavelyCameraSize; ++k) xs[k] = scaling[cam_at(s, cam, k)] * x[cam_at(s, cam, k)];
+    camera_tangent(frame, xs, record);
+    for (int k = 0; k < 9; ++k) record[kRecordRotation + k] = frame[k];
+    record[kRecordFirstOrder] = first_order_frame(frame) ? 1.0 : 0.0;
   }
 }
 
@@ -131,21 +138,18 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
 }
 
 // The point pass's terms on the fast path (see the top of the file). The lanes of a warp see
-// different cameras, so a lane's tangent and rotation are requests of their own (mostly L1 hits: a
-// tile's points are seen by few cameras), the tangent read in 16-byte loads. E_s = C A R diag(s_p) is
-// never read: E_s' u = s_p .* R' A' C u, with A from the view and the camera's f, k1, k2, and s_p
-// applied once per point (scale_point). A lane whose camera is in the first-order rotation branch also
-// reads the camera's frame for J_c x (rotation_direction).
+// different cameras (a tile of BAL points sees a handful), each lane reading its camera's record
+// (mostly L1 hits) in 16-byte loads. E_s = C A R diag(s_p) is never read: E_s' u = s_p .* R' A' C u,
+// with A from the view and the camera's f, k1, k2, and s_p applied per point (scaled_inverse in the
+// PCG loop).
 struct SnavelyPointTerms {
-  static constexpr int kMinBlocks = 3;  // 72 registers (4 blocks' 64 spill)
+  static constexpr int kMinBlocks = 3;  // 76 registers
   Shape s;
   int slots;
-  const int* slot_camera;     // per slot: its residual's variable camera, or ~ its camera's frame if constant
+  const int* slot_camera;     // per slot: its residual's variable camera, or ~ its camera's index if constant
   const double* views;        // compact_views_kernel's, point order
   const double* corrections;  // likewise; null without a loss
-  const double* tangents;     // camera_tangents_kernel's, per variable camera
-  const double* frames;       // per camera
-  const int* first_order;     // per camera: 1 in the first-order branch
+  const double* records;      // camera_records_kernel's, per camera
   const double* point_scaling;  // Jacobi scaling of the points, continuous-element
   const double* scaled_inverse_blocks;  // scaled_point_inverse_blocks_kernel's
   double* point_result;       // w or w~ per point (continuous-element): the per-point forms only
@@ -153,7 +157,7 @@ struct SnavelyPointTerms {
     double u[2];
     double view[kCompactViewSize];
     double fk[3];  // the camera's f k1 k2
-    const double* R;
+    const double* record;
   };
 
   // What staged_point_pass_kernel streams of a tile's slots, a tile ahead, through shared memory
@@ -162,6 +166,10 @@ struct SnavelyPointTerms {
     double view[kCompactViewSize][32];
     int camera[32], point[32];
   };
+
+  __device__ __forceinline__ const double* record(int cam) const {
+    return records + static_cast<std::size_t>(cam >= 0 ? cam : ~cam) * kCameraRecordSize;
+  }
 
   __device__ __forceinline__ void stage(int q, int lane, const int* slot_point, StagedTile* to) const {
     for (int k = 0; k < kCompactViewSize; ++k)
@@ -173,27 +181,25 @@ struct SnavelyPointTerms {
   // u = C F_s x (zero for a constant camera), and what E_s needs.
   __device__ __forceinline__ void load(int q, Slot& slot) const {
     for (int k = 0; k < kCompactViewSize; ++k) slot.view[k] = views[static_cast<std::size_t>(k) * slots + q];
-    form_u(q, slot_camera[q], slot);
+    const int cam = slot_camera[q];
+    form_u(q, cam, record(cam), slot);
   }
 
   __device__ __forceinline__ void load(int q, int lane, const StagedTile& staged, Slot& slot) const {
     for (int k = 0; k < kCompactViewSize; ++k) slot.view[k] = staged.view[k][lane];
-    form_u(q, staged.camera[lane], slot);
+    const int cam = staged.camera[lane];
+    form_u(q, cam, record(cam), slot);
   }
 
-  __device__ __forceinline__ void form_u(int q, int cam, Slot& slot) const {
-    const double* frame = frames + static_cast<std::size_t>(cam >= 0 ? cam : ~cam) * kFrameSize;
-    slot.R = frame;
+  __device__ __forceinline__ void form_u(int q, int cam, const double* record, Slot& slot) const {
+    slot.record = record;
     slot.u[0] = slot.u[1] = 0.0;
-    if (cam < 0) {  // u = 0, and f k1 k2 from the frame (no tangent)
-      for (int k = 0; k < 3; ++k) slot.fk[k] = frame[kFrameIntrinsics + k];
-      return;
-    }
     double tangent[kCameraTangentSize];
-    double direction[3];
-    rotation_direction(frame, first_order[cam], slot.view, direction);
-    load_pairs<kCameraTangentSize>(tangents + static_cast<std::size_t>(cam) * kCameraTangentSize, tangent);
+    load_pairs<kCameraTangentSize>(record, tangent);
     for (int k = 0; k < 3; ++k) slot.fk[k] = tangent[kTangentIntrinsics + k];
+    if (cam < 0) return;  // u = 0
+    double direction[3];
+    rotation_direction(record + kRecordRotation, record[kRecordFirstOrder] != 0.0, slot.view, direction);
     compact_jacobian_times(compact_image(slot.view, slot.fk), tangent, direction, slot.u);
     correct(corrections, slots, q, slot.u);
   }
@@ -206,9 +212,8 @@ struct SnavelyPointTerms {
     double m[2];
     compact_image_m_times(im, cu, m);  // A' = D' M, D' m = -1/P_z (m_x, m_y, p.m)
     const double b[3] = {-im.iz * m[0], -im.iz * m[1], -im.iz * (im.p0 * m[0] + im.p1 * m[1])};
-    double R[9];
-    load_pairs<8>(slot.R, R);
-    R[8] = slot.R[8];
+    double R[10];
+    load_pairs<10>(slot.record + kRecordRotation, R);  // R and the first-order flag
     for (int j = 0; j < 3; ++j) g[j] = R[j] * b[0] + R[3 + j] * b[1] + R[6 + j] * b[2];
   }
 
@@ -243,7 +248,7 @@ struct SnavelyCameraTerms {
   const double* views;        // compact_views_kernel's, residual order
   const double* corrections;  // likewise; null without a loss
   const double* frames;       // per camera
-  const double* tangents;     // camera_tangents_kernel's, per variable camera
+  const double* records;      // camera_records_kernel's, per camera
   const double* scaling;      // Jacobi scaling, continuous-element like the variables
   const double* point_w;      // the point pass's w~ per point, continuous-element
   struct SharedCamera {
@@ -274,9 +279,9 @@ struct SnavelyCameraTerms {
     const int cam = s.camera_of[i];
     __syncthreads();  // the previous chunk's threads are done with shared
     if (threadIdx.x < kCameraTangentSize)
-      shared.tangent[threadIdx.x] = tangents[static_cast<std::size_t>(cam) * kCameraTangentSize + threadIdx.x];
-    else if (threadIdx.x < kCameraTangentSize + 9)
-      shared.R[threadIdx.x - kCameraTangentSize] = frame(cam)[threadIdx.x - kCameraTangentSize];
+      shared.tangent[threadIdx.x] = records[static_cast<std::size_t>(cam) * kCameraRecordSize + threadIdx.x];
+    else if (threadIdx.x < kRecordRotation + 9)
+      shared.R[threadIdx.x - kRecordRotation] = records[static_cast<std::size_t>(cam) * kCameraRecordSize + threadIdx.x];
     __syncthreads();
     return {cam, first_order_frame(frame(cam)), shared.tangent, shared.R};
   }

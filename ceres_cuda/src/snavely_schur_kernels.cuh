@@ -83,8 +83,9 @@ __global__ void scaled_point_inverse_blocks_kernel(Shape s, const double* __rest
   for (int p = blockIdx.x * kThreads + threadIdx.x; p < s.P; p += gridDim.x * kThreads)
     for (int r = 0; r < 3; ++r)
       for (int c = r; c < 3; ++c)
-        out[static_cast<std::size_t>(symmetric_entry(r, c)) * s.P + p] =
-            point_scaling[pt_at(s, p, r)] * Vinv[static_cast<std::size_t>(3 * r + c) * s.P + p] * point_scaling[pt_at(s, p, c)];
+        out[static_cast<std::size_t>(symmetric_entry(r, c)) * s.P + p] = point_scaling[pt_at(s, p, r)] *
+                                                                         Vinv[static_cast<std::size_t>(3 * r + c) * s.P + p] *
+                                                                         point_scaling[pt_at(s, p, c)];
 }
 
 // What the passes read of a camera per Schur product, one record of kCameraRecordSize values (176

@@ -122,7 +122,7 @@ __device__ __forceinline__ void finish_point(const Terms& terms, const double* V
 // leaves each point's sum on its last lane (a fixed pattern for a given problem: the same bits every
 // run).
 template <PointPassResult kResult, class Terms, class Load>
-__device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool active, int p, const double* Vinv,
+__device__ __forceinline__ void whole_points_tile(int q, bool active, int p, const double* Vinv,
                                                   const Terms& terms, Load&& load) {
   const int lane = threadIdx.x % 32;
   typename Terms::Slot slot;
@@ -156,7 +156,7 @@ __device__ __forceinline__ void whole_points_tile(const Shape& s, int q, bool ac
 
 // One point with more residuals than lanes (slots q0..q1): sums over rounds of 32, then u again for v.
 template <PointPassResult kResult, class Terms>
-__device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1, int p, const double* Vinv,
+__device__ __forceinline__ void large_point_tile(int q0, int q1, int p, const double* Vinv,
                                                  const Terms& terms) {
   const int lane = threadIdx.x % 32;
   typename Terms::Slot slot;
@@ -184,7 +184,7 @@ __device__ __forceinline__ void large_point_tile(const Shape& s, int q0, int q1,
 }
 
 template <PointPassResult kResult, class Terms>
-__device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __restrict__ tile_start,
+__device__ __forceinline__ void point_pass_tiles(const int* __restrict__ tile_start,
                                                  const int* __restrict__ slot_point, int tiles,
                                                  const double* __restrict__ Vinv, const Terms& terms) {
   const int lane = threadIdx.x % 32;
@@ -194,10 +194,10 @@ __device__ __forceinline__ void point_pass_tiles(const Shape& s, const int* __re
     if (q1 - q0 <= kTileResiduals) {
       const int q = q0 + lane;
       const bool active = q < q1;
-      whole_points_tile<kResult>(s, q, active, active ? slot_point[q] : -1, Vinv, terms,
+      whole_points_tile<kResult>(q, active, active ? slot_point[q] : -1, Vinv, terms,
                                    [&](typename Terms::Slot& slot) { terms.load(q, slot); });
     } else {
-      large_point_tile<kResult>(s, q0, q1, slot_point[q0], Vinv, terms);
+      large_point_tile<kResult>(q0, q1, slot_point[q0], Vinv, terms);
     }
   }
 }
@@ -242,10 +242,10 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       const int q = q0 + lane;
       const bool active = q < q1;
       const typename Terms::StagedTile& staged = stage[k & 1][warp];
-      whole_points_tile<kResult>(terms.s, q, active, active ? staged.point[lane] : -1, Vinv, terms,
+      whole_points_tile<kResult>(q, active, active ? staged.point[lane] : -1, Vinv, terms,
                                    [&](typename Terms::Slot& slot) { terms.load(q, lane, staged, slot); });
     } else {
-      large_point_tile<kResult>(terms.s, q0, q1, slot_point[q0], Vinv, terms);
+      large_point_tile<kResult>(q0, q1, slot_point[q0], Vinv, terms);
     }
     q0 = n0;
     q1 = n1;
@@ -321,7 +321,7 @@ struct StoredPointTerms {
 template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point, int tiles, const double* __restrict__ Vinv) {
-  point_pass_tiles<kResult>(terms.s, tile_start, slot_point, tiles, Vinv, terms);
+  point_pass_tiles<kResult>(tile_start, slot_point, tiles, Vinv, terms);
 }
 
 // The camera pass in two steps. Cameras differ a lot in size (tens to thousands of residuals), so the

@@ -87,7 +87,7 @@ Row run(const std::string& name, const ceres_cuda::BALProblem& original, const s
   // the point pass reads its compact view (3 doubles) and its camera's and its point's index (2 ints);
   // the camera pass reads the view again and the residual's point index (an int). Per point: the
   // scaled inverse block diag(s_p) V_p^-1 diag(s_p) read (its 6 distinct values), w~ (3) written by the
-  // point pass and read back at least once by the camera pass. The cameras' tangents and frames are
+  // point pass and read back at least once by the camera pass. The cameras' records and frames are
   // cache-resident.
   if (details.path == ceres_cuda::SolveDetails::Path::FastGpu) {
     const double fast_bytes = static_cast<double>(bal.num_observations()) * (2 * 3 * sizeof(double) + 3 * sizeof(int)) +

@@ -560,7 +560,8 @@ class CudaEngine final : public BaEngine {
       LINALG_CUDA_CHECK_LAUNCH();
       if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
-        scaled_Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
+        scaled_Vinv_ =
+            DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
         records_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kCameraRecordSize, 0.0);
         views_by_point_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
         views_by_residual_ = DeviceVector<double>(residuals * kCompactViewSize, 0.0);

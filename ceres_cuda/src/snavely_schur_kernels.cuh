@@ -5,7 +5,8 @@
 // stored once per Jacobian in both orders, and per-camera values read from cache.
 //  - The point pass, over the residuals in point order: u = F_s x from the view and the camera's
 //    tangent of x (formed once per product), E_s' u from the view and the camera's R and f, k1, k2,
-//    and per point w~ = s_p .* V^-1 sum E_s' u. Per residual 32 bytes read, per point 24 written.
+//    and per point w~ = s_p .* V^-1 sum E_s' u (with the block diag(s_p) V^-1 diag(s_p), 6 values). Per
+//    residual 32 bytes read, per point 48 read and 24 written.
 //  - The camera pass, over the residuals in camera order: v = u - E_s w formed again from the view,
 //    the chunk's camera and w~ gathered by the residual's point, and F_s' v: per residual 28 bytes
 //    read and 24 gathered (mostly from the L2: see below). Against the 200 bytes a residual of the

@@ -538,35 +538,30 @@ class CudaEngine final : public BaEngine {
     {  // The Schur product's passes: the tiles; v and the point-order copies of F and E, or on the fast
        // path the frames and the compact views in both orders (snavely_schur_kernels.cuh).
       phase("Jacobian and vector storage");
-      const std::vector<int> tile_start = make_point_tiles(index_.point_start);
       slots_ = index_.point_start.back();
-      tiles_ = static_cast<int>(tile_start.size()) - 1;
-      if (fast_) {  // the staged point pass's warps walk the tiles: as many blocks as fit at once
-        int device = 0, multiprocessors = 0, per_multiprocessor = 0;
-        LINALG_CUDA_CHECK(cudaGetDevice(&device));
-        LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-        LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_multiprocessor, staged_point_pass_kernel<SnavelyPointTerms, PointPassResult::kPerPointScaled>, kThreads, 0));
-        staged_point_blocks_ = static_cast<unsigned>(std::max(
-            1, std::min(multiprocessors * std::max(1, per_multiprocessor), (tiles_ + kWarpsPerBlock - 1) / kWarpsPerBlock)));
-      }
-      tile_start_ = DeviceVector<int>(tile_start);
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
-      slot_point_ = DeviceVector<int>(slots, 0);
-      slot_camera_ = DeviceVector<int>(slots, -1);
-      residual_slot_ = DeviceVector<int>(residuals, -1);
-      point_order_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, slot_point_.data(), slot_camera_.data(),
-                                                                          residual_slot_.data());
-      LINALG_CUDA_CHECK_LAUNCH();
+      if (fast_) {
+        grouped_point_tiles();
+      } else {
+        const std::vector<int> tile_start = make_point_tiles(index_.point_start);
+        tiles_ = static_cast<int>(tile_start.size()) - 1;
+        tile_start_ = DeviceVector<int>(tile_start);
+        slot_point_ = DeviceVector<int>(slots, 0);
+        slot_camera_ = DeviceVector<int>(slots, -1);
+        residual_slot_ = DeviceVector<int>(residuals, -1);
+        point_order_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, slot_point_.data(), slot_camera_.data(),
+                                                                            residual_slot_.data());
+        LINALG_CUDA_CHECK_LAUNCH();
+      }
       if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         scaled_Vinv_ =
             DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
         records_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kCameraRecordSize, 0.0);
-        views_by_point_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
+        views_by_position_ = DeviceVector<double>(slots * kCompactViewSize, 0.0);
         views_by_residual_ = DeviceVector<double>(residuals * kCompactViewSize, 0.0);
         if (layout_.loss.kind != LossKind::None) {
-          corrections_by_point_ = DeviceVector<double>(slots * 4, 0.0);
+          corrections_by_position_ = DeviceVector<double>(slots * 4, 0.0);
           corrections_by_residual_ = DeviceVector<double>(residuals * 4, 0.0);
         }
       } else {
@@ -657,7 +652,7 @@ class CudaEngine final : public BaEngine {
                                                                        corrections.size() ? corrections.data() : nullptr);
         LINALG_CUDA_CHECK_LAUNCH();
       };
-      views(slots_, shape_.point_residuals, views_by_point_, corrections_by_point_);
+      views(slots_, position_residual_.data(), views_by_position_, corrections_by_position_);
       views(shape_.R, nullptr, views_by_residual_, corrections_by_residual_);
     }
     if (fast_ || slots_ == 0) return;
@@ -863,12 +858,22 @@ class CudaEngine final : public BaEngine {
 
   template <PointPassResult kResult>
   void point_pass(const double* x, double* point_result) const {
-    if (tiles_ == 0) return;
     if (fast_) {
-      if constexpr (kResult != PointPassResult::kPerSlot)
-        staged_point_pass_kernel<SnavelyPointTerms, kResult><<<staged_point_blocks_, kThreads, 0, stream_>>>(
-            snavely_point_terms(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
+      if (grouped_.tiles == 0) return;
+      if constexpr (kResult != PointPassResult::kPerSlot) {
+        const SnavelyPointTerms terms = snavely_point_terms(x, point_result);
+        grouped_point_pass_kernel<SnavelyPointTerms, kResult>
+            <<<grouped_point_blocks_, kThreads, grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_>>>(
+                terms, grouped_, Vinv_.data());
+        if (many_item_tiles_ > 0) {
+          LINALG_CUDA_CHECK_LAUNCH();
+          many_items_point_pass_kernel<SnavelyPointTerms, kResult>
+              <<<blocks_for(32 * static_cast<std::size_t>(many_item_tiles_)), kThreads, 0, stream_>>>(
+                  terms, grouped_, many_item_tile_list_.data(), many_item_tiles_, Vinv_.data());
+        }
+      }
     } else if constexpr (kResult != PointPassResult::kPerPointScaled) {
+      if (tiles_ == 0) return;
       const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(tiles_));
       if (shape_.m == 2 && shape_.c == 9)  // BAL-sized blocks: kernels compiled for those sizes
         point_pass_kernel<StoredPointTerms<2, 9>, kResult><<<blocks, kThreads, 0, stream_>>>(
@@ -901,6 +906,53 @@ class CudaEngine final : public BaEngine {
   double* partial() const { return const_cast<double*>(partial_.data()); }
 
  private:
+  // The fast path's point pass's tiles and items (grouped_point_tiles.h), built on the host from the
+  // index, and its launch shape: as many blocks as fit at once, whose warps walk the tiles.
+  void grouped_point_tiles() {
+    std::vector<int> slot_camera(index_.point_residuals.size());
+    for (std::size_t q = 0; q < slot_camera.size(); ++q) {
+      const int i = index_.point_residuals[q];
+      slot_camera[q] = index_.camera_of[i] >= 0 ? index_.camera_of[i] : ~index_.camera_param[i];
+    }
+    GroupedPointTiles tiles =
+        make_grouped_point_tiles(index_.point_start, slot_camera, static_cast<int>(layout_.cameras.size()));
+    std::vector<int>& offset = slot_camera;  // reused: per position its slot's place in its tile
+    std::vector<int> residual(tiles.position_slot.size()), many_tiles;
+    for (int tile = 0; tile + 1 < static_cast<int>(tiles.tile_start.size()); ++tile) {
+      const bool many_items = tiles.tile_item_start[tile + 1] - tiles.tile_item_start[tile] > kTileItems;
+      if (many_items) many_tiles.push_back(tile);
+      for (int j = tiles.tile_start[tile]; j < tiles.tile_start[tile + 1]; ++j) {
+        offset[j] = many_items ? 0 : tiles.position_slot[j] - tiles.tile_start[tile];
+        residual[j] = index_.point_residuals[tiles.position_slot[j]];
+      }
+    }
+    grouped_tile_start_ = DeviceVector<int>(tiles.tile_start);
+    grouped_tile_item_start_ = DeviceVector<int>(tiles.tile_item_start);
+    grouped_tile_point_start_ = DeviceVector<int>(tiles.tile_point_start);
+    item_start_ = DeviceVector<int>(tiles.item_start);
+    item_camera_ = upload_index(tiles.item_camera);
+    position_offset_ = upload_index(offset);
+    position_residual_ = upload_index(residual);
+    many_item_tiles_ = static_cast<int>(many_tiles.size());
+    many_item_tile_list_ = upload_index(many_tiles);
+    grouped_ = {static_cast<int>(tiles.tile_start.size()) - 1, grouped_tile_start_.data(), grouped_tile_item_start_.data(),
+                grouped_tile_point_start_.data(), item_start_.data(), item_camera_.data(), position_offset_.data(),
+                shape_.point_start};
+    constexpr std::size_t shared = grouped_point_pass_shared_bytes<SnavelyPointTerms>();
+    const auto allow_shared = [&](auto kernel) {
+      LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+    };
+    allow_shared(grouped_point_pass_kernel<SnavelyPointTerms, PointPassResult::kPerPointScaled>);
+    allow_shared(grouped_point_pass_kernel<SnavelyPointTerms, PointPassResult::kPerPoint>);
+    int device = 0, multiprocessors = 0, per_multiprocessor = 0;
+    LINALG_CUDA_CHECK(cudaGetDevice(&device));
+    LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_multiprocessor, grouped_point_pass_kernel<SnavelyPointTerms, PointPassResult::kPerPointScaled>, kThreads, shared));
+    grouped_point_blocks_ = static_cast<unsigned>(std::max(
+        1, std::min(multiprocessors * std::max(1, per_multiprocessor), (grouped_.tiles + kWarpsPerBlock - 1) / kWarpsPerBlock)));
+  }
+
   double* v() const { return const_cast<double*>(v_.data()); }
   template <int M, int C>
   StoredPointTerms<M, C> stored_point_terms(const double* x, double* point_result) const {
@@ -919,9 +971,8 @@ class CudaEngine final : public BaEngine {
     LINALG_CUDA_CHECK_LAUNCH();
     return {shape_,
             slots_,
-            slot_camera_.data(),
-            views_by_point_.data(),
-            corrections_by_point_.size() ? corrections_by_point_.data() : nullptr,
+            views_by_position_.data(),
+            corrections_by_position_.size() ? corrections_by_position_.data() : nullptr,
             records,
             scaling_.data() + camera_values_,
             scaled_Vinv_.data(),
@@ -1128,14 +1179,21 @@ class CudaEngine final : public BaEngine {
   int chunks_ = 0;
   DeviceVector<int> chunk_begin_, camera_chunk_start_;
   DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
-  int slots_ = 0, tiles_ = 0;
-  unsigned staged_point_blocks_ = 1;  // the fast path's point pass grid (staged_point_pass_kernel)
+  int slots_ = 0, tiles_ = 0;  // tiles_: the generic path's (point_pass_kernel)
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
+  // The fast path's point pass (grouped_point_pass_kernel): its tiles and items, and per position
+  // its residual (the order of the point pass's views and corrections).
+  GroupedTilesView grouped_{};
+  unsigned grouped_point_blocks_ = 1;
+  DeviceVector<int> grouped_tile_start_, grouped_tile_item_start_, grouped_tile_point_start_, item_start_, item_camera_,
+      position_offset_, position_residual_;
+  int many_item_tiles_ = 0;  // tiles of one point with more than kTileItems items, and their list
+  DeviceVector<int> many_item_tile_list_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;
   // Fast path (snavely_schur_kernels.cuh): per camera its frame and, per product, its record (the
   // tangent of x, R) and the point pass's w~ per point (w_by_point_); the compact views and loss
-  // corrections in point order (per slot) and in residual order.
-  DeviceVector<double> frames_, records_, views_by_point_, corrections_by_point_, views_by_residual_,
+  // corrections by position (the point pass's order: grouped_point_tiles.h) and in residual order.
+  DeviceVector<double> frames_, records_, views_by_position_, corrections_by_position_, views_by_residual_,
       corrections_by_residual_;
   DeviceVector<double> scaled_Vinv_;  // per point, scaled_point_inverse_blocks_kernel's
   DeviceVector<double> Vinv_, point_tmp_, point_w_, w_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;

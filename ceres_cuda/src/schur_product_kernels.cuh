@@ -202,58 +202,6 @@ __device__ __forceinline__ void point_pass_tiles(const int* __restrict__ tile_st
   }
 }
 
-// The point pass with its streamed inputs a tile ahead (Terms also has a StagedTile, filled lane by lane
-// by stage(q, lane, slot_point, StagedTile*) with asynchronous copies into shared memory, and
-// load(q, lane, const StagedTile&, Slot&); StagedTile's point[lane] is slot q's point):
-// each warp walks tiles (gridDim.x * kWarpsPerBlock warps, a few blocks per multiprocessor), and while it
-// works on one tile the copies of the next one's streamed values are in flight, so that a tile waits
-// only for its gathers (and, with a loss, for its residuals' corrections, which are not staged). A
-// lane reads back only what it staged itself: no barrier.
-template <class Terms, PointPassResult kResult>
-__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    staged_point_pass_kernel(Terms terms, const int* __restrict__ tile_start, const int* __restrict__ slot_point,
-                             int tiles, const double* __restrict__ Vinv) {
-  __shared__ typename Terms::StagedTile stage[2][kWarpsPerBlock];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int warps = gridDim.x * kWarpsPerBlock;
-  // A tile's bounds are read a tile before its copies are issued, so that issuing them does not wait.
-  const auto bounds = [&](int tile, int& q0, int& q1) {
-    q0 = q1 = 0;
-    if (tile < tiles) {
-      q0 = tile_start[tile];
-      q1 = tile_start[tile + 1];
-    }
-  };
-  const auto stage_tile = [&](int q0, int q1, int buffer) {
-    if (q1 - q0 <= kTileResiduals && q0 + lane < q1) terms.stage(q0 + lane, lane, slot_point, &stage[buffer][warp]);
-  };
-  int tile = blockIdx.x * kWarpsPerBlock + warp, q0, q1, n0, n1;
-  bounds(tile, q0, q1);
-  bounds(tile + warps, n0, n1);
-  stage_tile(q0, q1, 0);
-  __pipeline_commit();
-  for (int k = 0; tile < tiles; tile += warps, ++k) {
-    int m0, m1;
-    stage_tile(n0, n1, (k + 1) & 1);  // empty past the last tile
-    __pipeline_commit();
-    bounds(tile + 2 * warps, m0, m1);
-    __pipeline_wait_prior(1);  // this tile's copies
-    if (q1 - q0 <= kTileResiduals) {
-      const int q = q0 + lane;
-      const bool active = q < q1;
-      const typename Terms::StagedTile& staged = stage[k & 1][warp];
-      whole_points_tile<kResult>(q, active, active ? staged.point[lane] : -1, Vinv, terms,
-                                   [&](typename Terms::Slot& slot) { terms.load(q, lane, staged, slot); });
-    } else {
-      large_point_tile<kResult>(q0, q1, slot_point[q0], Vinv, terms);
-    }
-    q0 = n0;
-    q1 = n1;
-    n0 = m0;
-    n1 = m1;
-  }
-}
-
 // The terms from stored Jacobian blocks: point-order copies of F and E (refreshed after every
 // Jacobian). M, C: bounds on the residual and camera sizes known when compiled (arrays in registers).
 template <int M, int C>

@@ -25,6 +25,7 @@
 // Corrector as an operator C, robust_loss.h) and Jacobi-scaled, F_s = C J_c diag(s_c). So
 //   F_s x = C J_c (s_c .* x)  and  F_s' v = s_c .* J_c' (C v).
 #include "robust_loss.h"
+#include "grouped_point_pass_kernel.cuh"
 #include "schur_product_kernels.cuh"
 #include "snavely_jacobian_products.h"
 
@@ -139,84 +140,54 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
   }
 }
 
-// The point pass's terms on the fast path (see the top of the file). The lanes of a warp see
-// different cameras (a tile of BAL points sees a handful), each lane reading its camera's record
-// (mostly L1 hits) in 16-byte loads. E_s = C A R diag(s_p) is never read: E_s' u = s_p .* R' A' C u,
+// The point pass's terms on the fast path (see the top of the file), for grouped_point_pass_kernel: an
+// item's lane reads its camera's record once (mostly L1 hits, in 16-byte loads) and keeps it in
+// registers for the item's residuals. E_s = C A R diag(s_p) is never read: E_s' u = s_p .* R' A' C u,
 // with A from the view and the camera's f, k1, k2, and s_p applied per point (scaled_inverse in the
 // PCG loop).
 struct SnavelyPointTerms {
-  static constexpr int kMinBlocks = 3;  // 76 registers
+  static constexpr int kMinBlocks = 2;  // 120 registers; 86 KB of shared memory a block
+  static constexpr int kViewSize = kCompactViewSize;
   Shape s;
-  int slots;
-  const int* slot_camera;     // per slot: its residual's variable camera, or ~ its camera's index if constant
-  const double* views;        // compact_views_kernel's, point order
+  int positions;
+  const double* views;        // compact_views_kernel's, by position (grouped_point_tiles.h)
   const double* corrections;  // likewise; null without a loss
   const double* records;      // camera_records_kernel's, per camera
   const double* point_scaling;  // Jacobi scaling of the points, continuous-element
   const double* scaled_inverse_blocks;  // scaled_point_inverse_blocks_kernel's
-  double* point_result;       // w or w~ per point (continuous-element): the per-point forms only
-  struct Slot {
-    double u[2];
-    double view[kCompactViewSize];
-    double fk[3];  // the camera's f k1 k2
-    const double* record;
-  };
-
-  // What staged_point_pass_kernel streams of a tile's slots, a tile ahead, through shared memory
-  // (entry by entry, lane by lane: no bank conflicts).
-  struct StagedTile {
-    double view[kCompactViewSize][32];
-    int camera[32], point[32];
-  };
-
-  __device__ __forceinline__ const double* record(int cam) const {
-    return records + static_cast<std::size_t>(cam >= 0 ? cam : ~cam) * kCameraRecordSize;
-  }
-
-  __device__ __forceinline__ void stage(int q, int lane, const int* slot_point, StagedTile* to) const {
-    for (int k = 0; k < kCompactViewSize; ++k)
-      __pipeline_memcpy_async(&to->view[k][lane], views + static_cast<std::size_t>(k) * slots + q, sizeof(double));
-    __pipeline_memcpy_async(&to->camera[lane], slot_camera + q, sizeof(int));
-    __pipeline_memcpy_async(&to->point[lane], slot_point + q, sizeof(int));
-  }
-
-  // u = C F_s x (zero for a constant camera), and what E_s needs.
-  __device__ __forceinline__ void load(int q, Slot& slot) const {
-    for (int k = 0; k < kCompactViewSize; ++k) slot.view[k] = views[static_cast<std::size_t>(k) * slots + q];
-    const int cam = slot_camera[q];
-    form_u(q, cam, record(cam), slot);
-  }
-
-  __device__ __forceinline__ void load(int q, int lane, const StagedTile& staged, Slot& slot) const {
-    for (int k = 0; k < kCompactViewSize; ++k) slot.view[k] = staged.view[k][lane];
-    const int cam = staged.camera[lane];
-    form_u(q, cam, record(cam), slot);
-  }
-
-  __device__ __forceinline__ void form_u(int q, int cam, const double* record, Slot& slot) const {
-    slot.record = record;
-    slot.u[0] = slot.u[1] = 0.0;
+  double* point_result;       // w or w~ per point (continuous-element)
+  struct Camera {
     double tangent[kCameraTangentSize];
-    load_pairs<kCameraTangentSize>(record, tangent);
-    for (int k = 0; k < 3; ++k) slot.fk[k] = tangent[kTangentIntrinsics + k];
-    if (cam < 0) return;  // u = 0
-    double direction[3];
-    rotation_direction(record + kRecordRotation, record[kRecordFirstOrder] != 0.0, slot.view, direction);
-    compact_jacobian_times(compact_image(slot.view, slot.fk), tangent, direction, slot.u);
-    correct(corrections, slots, q, slot.u);
+    double R[10];  // R and the first-order flag
+    bool variable;
+  };
+
+  // cam: an item's camera, variable (>= 0) or ~ a constant camera's index (its term is 0: u = 0).
+  __device__ __forceinline__ Camera camera(int cam) const {
+    Camera c;
+    c.variable = cam >= 0;
+    if (!c.variable) return c;
+    const double* record = records + static_cast<std::size_t>(cam) * kCameraRecordSize;
+    load_pairs<kCameraTangentSize>(record, c.tangent);
+    load_pairs<10>(record + kRecordRotation, c.R);
+    return c;
   }
 
-  // g = R' A' C u (E_s' u but for s_p).
-  __device__ __forceinline__ void gradient(int q, const Slot& slot, double (&g)[3]) const {
-    double cu[2] = {slot.u[0], slot.u[1]};
-    correct(corrections, slots, q, cu);
-    const CompactImage im = compact_image(slot.view, slot.fk);
-    double m[2];
-    compact_image_m_times(im, cu, m);  // A' = D' M, D' m = -1/P_z (m_x, m_y, p.m)
+  // g = R' A' C u with u = C F_s x (E_s' u but for s_p).
+  __device__ __forceinline__ void term(const Camera& c, int q, const double* view, double (&g)[3]) const {
+    if (!c.variable) {
+      g[0] = g[1] = g[2] = 0.0;
+      return;
+    }
+    const CompactImage im = compact_image(view, c.tangent + kTangentIntrinsics);
+    double direction[3], u[2], m[2];
+    rotation_direction(c.R, c.R[9] != 0.0, view, direction);
+    compact_jacobian_times(im, c.tangent, direction, u);
+    correct(corrections, positions, q, u);  // u
+    correct(corrections, positions, q, u);  // C u
+    compact_image_m_times(im, u, m);  // A' = D' M, D' m = -1/P_z (m_x, m_y, p.m)
     const double b[3] = {-im.iz * m[0], -im.iz * m[1], -im.iz * (im.p0 * m[0] + im.p1 * m[1])};
-    double R[10];
-    load_pairs<10>(slot.record + kRecordRotation, R);  // R and the first-order flag
-    for (int j = 0; j < 3; ++j) g[j] = R[j] * b[0] + R[3 + j] * b[1] + R[6 + j] * b[2];
+    for (int j = 0; j < 3; ++j) g[j] = c.R[j] * b[0] + c.R[3 + j] * b[1] + c.R[6 + j] * b[2];
   }
 
   __device__ __forceinline__ void scale_point(int p, double (&g)[3]) const {

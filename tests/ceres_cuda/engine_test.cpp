@@ -148,8 +148,9 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineWithSeveralTilesPerWarp) {
   compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, several tiles per warp");
 }
 
-// Points seen by 1 to 60 cameras: the GPU's Schur product packs points of at most 32 residuals into a
-// warp's tile and gives a larger point a warp of its own, in rounds of 32 (60: two rounds, one partial).
+// Points seen by 1 to 60 cameras: the GPU's Schur product packs points into a warp's tile, of at most
+// 32 residuals (generic path) or 32 items of a camera's residuals (fast path: grouped_point_tiles.h),
+// and gives a point with more a warp of its own, in rounds of 32 (60: two rounds, one partial).
 ceres_cuda::BALProblem points_of_every_size() {
   ceres_cuda::SyntheticBalOptions o;
   o.num_cameras = 64;

@@ -1,0 +1,171 @@
+#pragma once
+// Private to the GPU engine (included by cuda_engine.cu only): the fast path's point pass over the
+// grouped tiles of grouped_point_tiles.h. A warp takes a tile of whole points; a lane takes an item,
+// up to kItemSlots residuals of one camera, reads the camera once (Terms::Camera, in registers) and
+// forms each residual's term g = E_q' u_q (but for the point's scaling), which it leaves in shared
+// memory at the residual's place in the tile's point order; then a lane per point sums its
+// residuals' terms in that order (a fixed order: the same bits every run) and finishes the point
+// (finish_point). Tiles of one point with more than kTileItems items are another kernel's
+// (many_items_point_pass_kernel, below).
+//
+// The tile's streamed inputs (the views by position, each position's place in the point order, the
+// items) are copied into shared memory a tile ahead (cp.async), so that a tile waits only for its
+// cameras' records; a lane reads what other lanes staged: a __syncwarp after the wait, and one after
+// the tile before its buffers are refilled.
+#include <cuda_pipeline.h>
+
+#include "grouped_point_tiles.h"
+#include "schur_product_kernels.cuh"
+
+namespace ceres_cuda::detail {
+namespace {
+
+constexpr int kTilePositions = kTileItems * kItemSlots;
+
+// The tiles on the device (GroupedPointTiles uploaded), with the points' CSR starts over the slots
+// and, per position, its slot's place in its tile (slot - the tile's first slot; a tile of many
+// items, which does not use it, holds 0).
+struct GroupedTilesView {
+  int tiles;
+  const int* tile_start;
+  const int* tile_item_start;
+  const int* tile_point_start;
+  const int* item_start;
+  const int* item_camera;
+  const int* position_offset;
+  const int* point_start;
+};
+
+// A warp's staged tile: entry k of the views of position q0 + j at view[k][j].
+template <int kView>
+struct GroupedStagedTile {
+  double view[kView][kTilePositions];
+  int offset[kTilePositions];
+  int item_camera[kTileItems];
+  int item_start[kTileItems + 1];
+};
+
+// A warp's share of the kernel's dynamic shared memory: two staged tiles and the terms' sums.
+template <int kView>
+struct GroupedWarpShared {
+  GroupedStagedTile<kView> stage[2];
+  double sums[3][kTilePositions];
+};
+
+template <class Terms>
+constexpr std::size_t grouped_point_pass_shared_bytes() {
+  return sizeof(GroupedWarpShared<Terms::kViewSize>) * kWarpsPerBlock;
+}
+
+struct GroupedTileBounds {
+  int q0 = 0, q1 = 0, i0 = 0, i1 = 0, p0 = 0, p1 = 0;
+  __device__ __forceinline__ bool many_items() const { return i1 - i0 > kTileItems; }
+};
+
+// Terms has
+//   kMinBlocks, kViewSize                                     blocks per multiprocessor; view values a residual
+//   const double* views; int positions;                       the views by position, entry k at k * positions
+//   struct Camera; Camera camera(int item_camera) const;      what an item reads of its camera, once
+//   void term(const Camera&, int position, const double* view, double (&g)[3]) const;  E_q' u_q but for s_p
+// and scale_point, store_point and scaled_inverse as for point_pass_tiles (finish_point).
+template <class Terms, PointPassResult kResult>
+__global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
+    grouped_point_pass_kernel(Terms terms, GroupedTilesView t, const double* __restrict__ Vinv) {
+  constexpr int kView = Terms::kViewSize;
+  extern __shared__ double shared_memory[];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  GroupedWarpShared<kView>& mine = reinterpret_cast<GroupedWarpShared<kView>*>(shared_memory)[warp];
+  const int warps = gridDim.x * kWarpsPerBlock;
+  // A tile's bounds are read a tile before its copies are issued, so that issuing them does not wait.
+  const auto bounds = [&](int tile) {
+    GroupedTileBounds b;
+    if (tile < t.tiles) {
+      b.q0 = t.tile_start[tile];
+      b.q1 = t.tile_start[tile + 1];
+      b.i0 = t.tile_item_start[tile];
+      b.i1 = t.tile_item_start[tile + 1];
+      b.p0 = t.tile_point_start[tile];
+      b.p1 = t.tile_point_start[tile + 1];
+    }
+    return b;
+  };
+  const auto stage_tile = [&](const GroupedTileBounds& b, GroupedStagedTile<kView>& to) {
+    if (b.many_items()) return;  // many_items_point_pass_kernel's
+    for (int j = lane; j < b.q1 - b.q0; j += 32) {
+      for (int k = 0; k < kView; ++k)
+        __pipeline_memcpy_async(&to.view[k][j], terms.views + static_cast<std::size_t>(k) * terms.positions + b.q0 + j,
+                                sizeof(double));
+      __pipeline_memcpy_async(&to.offset[j], t.position_offset + b.q0 + j, sizeof(int));
+    }
+    if (lane < b.i1 - b.i0) __pipeline_memcpy_async(&to.item_camera[lane], t.item_camera + b.i0 + lane, sizeof(int));
+    if (lane <= b.i1 - b.i0) __pipeline_memcpy_async(&to.item_start[lane], t.item_start + b.i0 + lane, sizeof(int));
+  };
+  int tile = blockIdx.x * kWarpsPerBlock + warp;
+  GroupedTileBounds now = bounds(tile), next = bounds(tile + warps);
+  stage_tile(now, mine.stage[0]);
+  __pipeline_commit();
+  for (int k = 0; tile < t.tiles; tile += warps, ++k) {
+    stage_tile(next, mine.stage[(k + 1) & 1]);  // empty past the last tile
+    __pipeline_commit();
+    const GroupedTileBounds after = bounds(tile + 2 * warps);
+    __pipeline_wait_prior(1);  // this tile's copies, this lane's
+    __syncwarp();              // and every lane's
+    if (!now.many_items()) {
+      const GroupedStagedTile<kView>& staged = mine.stage[k & 1];
+      if (lane < now.i1 - now.i0) {
+        const typename Terms::Camera camera = terms.camera(staged.item_camera[lane]);
+        const int end = staged.item_start[lane + 1] - now.q0;
+#pragma unroll 1
+        for (int j = staged.item_start[lane] - now.q0; j < end; ++j) {
+          double view[kView], g[3];
+          for (int v = 0; v < kView; ++v) view[v] = staged.view[v][j];
+          terms.term(camera, now.q0 + j, view, g);
+          const int at = staged.offset[j];
+          for (int r = 0; r < 3; ++r) mine.sums[r][at] = g[r];
+        }
+      }
+      __syncwarp();
+      for (int p = now.p0 + lane; p < now.p1; p += 32) {
+        const int end = t.point_start[p + 1] - now.q0;
+        double g[3] = {0.0, 0.0, 0.0}, w[3];
+        for (int j = t.point_start[p] - now.q0; j < end; ++j)
+          for (int r = 0; r < 3; ++r) g[r] += mine.sums[r][j];
+        finish_point<kResult>(terms, Vinv, p, g, w);
+      }
+    }
+    __syncwarp();  // the lanes are done with this tile's buffers before the next copies into them
+    now = next;
+    next = after;
+  }
+}
+
+// The tiles of one point with more than kTileItems items (many_tiles lists them; the walk above skips
+// them), a warp to a tile: its items in rounds of 32, each lane summing its own, the lanes' sums by a
+// fixed shuffle tree, the views read where used. A kernel of its own: inlined in the walk, this path
+// took the walk's registers from 120 to 158 (and as a function call to 172).
+template <class Terms, PointPassResult kResult>
+__global__ void __launch_bounds__(kThreads)
+    many_items_point_pass_kernel(Terms terms, GroupedTilesView t, const int* __restrict__ many_tiles, int count,
+                                 const double* __restrict__ Vinv) {
+  constexpr int kView = Terms::kViewSize;
+  const int lane = threadIdx.x % 32;
+  for (int k = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32; k < count; k += gridDim.x * kWarpsPerBlock) {
+    const int tile = many_tiles[k];
+    const int i0 = t.tile_item_start[tile], i1 = t.tile_item_start[tile + 1];
+    double total[3] = {0.0, 0.0, 0.0}, w[3];
+    for (int i = i0 + lane; i < i1; i += 32) {
+      const typename Terms::Camera camera = terms.camera(t.item_camera[i]);
+      for (int q = t.item_start[i]; q < t.item_start[i + 1]; ++q) {
+        double view[kView], g[3];
+        for (int v = 0; v < kView; ++v) view[v] = terms.views[static_cast<std::size_t>(v) * terms.positions + q];
+        terms.term(camera, q, view, g);
+        for (int r = 0; r < 3; ++r) total[r] += g[r];
+      }
+    }
+    for (int r = 0; r < 3; ++r) total[r] = warp_sum(total[r]);  // on lane 0
+    if (lane == 0) finish_point<kResult>(terms, Vinv, t.tile_point_start[tile], total, w);
+  }
+}
+
+}  // namespace
+}  // namespace ceres_cuda::detail

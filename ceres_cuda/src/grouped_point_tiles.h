@@ -1,0 +1,35 @@
+#pragma once
+// The fast path's point pass (snavely_schur_kernels.cuh) walks the residuals in point order, a warp
+// to a tile of whole points, and in a tile a lane to an "item": a run of up to kItemSlots of the
+// tile's residuals that share a camera. The lane reads the camera's record (176 bytes) once for the
+// item's residuals rather than once per residual: the per-lane camera loads, 16 bytes at a time,
+// were what bound the pass (the L1's data pipe; the points are numbered by first use in the
+// camera-major order, so that a tile's points are seen by a few cameras, several times each).
+// Within a tile the residuals are reordered camera by camera (positions); the per-point sums then
+// read the residuals' terms back in point order, a fixed order: the same bits every run.
+// Built once per engine on the host, from the structure alone.
+#include <vector>
+
+namespace ceres_cuda::detail {
+
+constexpr int kItemSlots = 4;   // residuals a lane takes with one read of their camera
+constexpr int kTileItems = 32;  // items of a tile: one per lane; a point with more is a tile of its own
+
+struct GroupedPointTiles {
+  // Per tile, and one past the last: its first position (the first slot of its first point: tiles
+  // hold whole points, so a tile's positions are its slots, reordered), first item, first point.
+  // A tile with more than kTileItems items is one point.
+  std::vector<int> tile_start, tile_item_start, tile_point_start;
+  // Per item, and one past the last: its first position; per item its camera (as slot_camera has it).
+  std::vector<int> item_start, item_camera;
+  // Per position: its slot (the point-order index of its residual).
+  std::vector<int> position_slot;
+};
+
+// point_start: the points' CSR starts over the slots; slot_camera: per slot its residual's camera,
+// variable (>= 0: its index) or constant (~ its parameter block's index; variable cameras' indices
+// are their parameter blocks'); cameras: how many parameter blocks of cameras there are.
+GroupedPointTiles make_grouped_point_tiles(const std::vector<int>& point_start, const std::vector<int>& slot_camera,
+                                           int cameras);
+
+}  // namespace ceres_cuda::detail

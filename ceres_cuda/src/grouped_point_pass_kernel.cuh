@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       __pipeline_memcpy_async(&to.offset[j], t.position_offset + b.q0 + j, sizeof(int));
     }
     if (lane < b.i1 - b.i0) __pipeline_memcpy_async(&to.item_camera[lane], t.item_camera + b.i0 + lane, sizeof(int));
-    if (lane <= b.i1 - b.i0) __pipeline_memcpy_async(&to.item_start[lane], t.item_start + b.i0 + lane, sizeof(int));
+    for (int i = lane; i <= b.i1 - b.i0; i += 32)  // up to kTileItems + 1 starts
+      __pipeline_memcpy_async(&to.item_start[i], t.item_start + b.i0 + i, sizeof(int));
   };
   int tile = blockIdx.x * kWarpsPerBlock + warp;
   GroupedTileBounds now = bounds(tile), next = bounds(tile + warps);

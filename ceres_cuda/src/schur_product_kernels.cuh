@@ -24,8 +24,9 @@ namespace {
 //     from the residual's point-order slot (u_i itself for a residual whose point is constant).
 // Every residual's camera and point blocks are read once per pass, coalesced (entry k of every block
 // contiguous); the only scattered accesses are the m values of v per residual and the small x. (On
-// the fast path neither pass reads F or E: both form what they need, the point pass leaves w~ per
-// point instead of v, and the camera pass forms v from it: snavely_schur_kernels.cuh.)
+// the fast path neither pass reads F or E: both form what they need, the point pass, over tiles of
+// its own (grouped_point_pass_kernel.cuh), leaves w~ per point instead of v, and the camera pass
+// forms v from it: snavely_schur_kernels.cuh.)
 constexpr int kTileResiduals = 32;
 
 // The point pass's tiles of the point-order residual slots (see above), from the points' CSR starts:
@@ -128,9 +129,9 @@ __device__ __forceinline__ void whole_points_tile(int q, bool active, int p, con
   typename Terms::Slot slot;
   double g[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
   // A point's lanes are a run: its first and last lane from the lanes holding the same point,
-  // without reading point_start. (The last lane's inverse block is not prefetched: on the fast path
-  // the pass is bound by the L1's data pipe, where the prefetches cost more than their latency did,
-  // 0.366 against 0.376 ms a PCG iteration at Venice scale on the H100.)
+  // without reading point_start. (The last lane's inverse block is not prefetched: when the fast
+  // path's pass walked these tiles it was bound by the L1's data pipe, where the prefetches cost more
+  // than their latency did, 0.366 against 0.376 ms a PCG iteration at Venice scale on the H100.)
   const unsigned same = __match_any_sync(0xffffffffu, p);
   const int head = __ffs(same) - 1, tail = 31 - __clz(same);
   if (active) {

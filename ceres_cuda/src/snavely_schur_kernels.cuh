@@ -3,18 +3,20 @@
 // (schur_product_kernels.cuh) without reading the stored Jacobian blocks F and E: both passes form
 // what they need from a compact view of each residual (3 values: p, 1/P_z; snavely_jacobian_products.h),
 // stored once per Jacobian in both orders, and per-camera values read from cache.
-//  - The point pass, over the residuals in point order: u = F_s x from the view and the camera's
-//    tangent of x (formed once per product), E_s' u from the view and the camera's R and f, k1, k2,
-//    and per point w~ = s_p .* V^-1 sum E_s' u (with the block diag(s_p) V^-1 diag(s_p), 6 values). Per
-//    residual 32 bytes read, per point 48 read and 24 written.
+//  - The point pass, over the residuals in point order, grouped within a tile by camera
+//    (grouped_point_pass_kernel.cuh): u = F_s x from the view and the camera's tangent of x (formed
+//    once per product), E_s' u from the view and the camera's R and f, k1, k2, and per point
+//    w~ = s_p .* V^-1 sum E_s' u (with the block diag(s_p) V^-1 diag(s_p), 6 values). Per residual 28
+//    bytes read and 8 per item of up to 4 residuals, per point 52 read and 24 written.
 //  - The camera pass, over the residuals in camera order: v = u - E_s w formed again from the view,
 //    the chunk's camera and w~ gathered by the residual's point, and F_s' v: per residual 28 bytes
 //    read and 24 gathered (mostly from the L2: see below). Against the 200 bytes a residual of the
 //    stored blocks, and 96 while v was written per residual by the point pass and gathered by the
 //    camera pass (32-byte sectors for 16 bytes each).
-// Both passes gather per-camera values per lane (the point pass) and w~ per residual (the camera
-// pass): the points are numbered by first use in the camera-major order (ba_layout.cpp), so that a
-// point-pass tile sees few cameras and a camera's points lie in few runs of w~. With a loss each pass
+// Both passes gather per-camera values per lane (the point pass, once per item) and w~ per residual
+// (the camera pass): the points are numbered by first use in the camera-major order (ba_layout.cpp),
+// so that a point-pass tile sees few cameras, several times each, and a camera's points lie in few
+// runs of w~. With a loss each pass
 // also reads the residual's correction (4 values, stored with the views).
 // Tried on the H100 at Final-13682 scale and dropped: v written in residual order so that the camera
 // pass streams it (0.85 against 1.43 ms a camera pass, but the scattered stores cost the point pass

@@ -75,6 +75,10 @@ GroupedPointTiles make_grouped_point_tiles(const std::vector<int>& point_start, 
   GroupedPointTiles out;
   const int points = static_cast<int>(point_start.size()) - 1;
   out.position_slot.resize(slot_camera.size());
+  // At most a tile a point and an item a slot (reserved: growing these took a third of the time at
+  // Final-13682 scale).
+  for (std::vector<int>* v : {&out.tile_start, &out.tile_item_start, &out.tile_point_start}) v->reserve(points + 1);
+  for (std::vector<int>* v : {&out.item_start, &out.item_camera}) v->reserve(slot_camera.size() + 1);
   out.tile_start = {0};
   out.tile_item_start = {0};
   out.tile_point_start = {0};

@@ -535,25 +535,14 @@ class CudaEngine final : public BaEngine {
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
     point_w_ = point_tmp_.copy();
     if (fast_) w_by_point_ = point_tmp_.copy();
-    {  // The Schur product's passes: the tiles; v and the point-order copies of F and E, or on the fast
-       // path the frames and the compact views in both orders (snavely_schur_kernels.cuh).
+    {  // The Schur product's passes: on the fast path the point pass's grouped tiles, the frames and the
+       // compact views by position and in residual order (snavely_schur_kernels.cuh); otherwise the
+       // point pass's tiles, v and the point-order copies of F and E.
       phase("Jacobian and vector storage");
       slots_ = index_.point_start.back();
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
       if (fast_) {
         grouped_point_tiles();
-      } else {
-        const std::vector<int> tile_start = make_point_tiles(index_.point_start);
-        tiles_ = static_cast<int>(tile_start.size()) - 1;
-        tile_start_ = DeviceVector<int>(tile_start);
-        slot_point_ = DeviceVector<int>(slots, 0);
-        slot_camera_ = DeviceVector<int>(slots, -1);
-        residual_slot_ = DeviceVector<int>(residuals, -1);
-        point_order_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, slot_point_.data(), slot_camera_.data(),
-                                                                            residual_slot_.data());
-        LINALG_CUDA_CHECK_LAUNCH();
-      }
-      if (fast_) {
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         scaled_Vinv_ =
             DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
@@ -565,6 +554,15 @@ class CudaEngine final : public BaEngine {
           corrections_by_residual_ = DeviceVector<double>(residuals * 4, 0.0);
         }
       } else {
+        const std::vector<int> tile_start = make_point_tiles(index_.point_start);
+        tiles_ = static_cast<int>(tile_start.size()) - 1;
+        tile_start_ = DeviceVector<int>(tile_start);
+        slot_point_ = DeviceVector<int>(slots, 0);
+        slot_camera_ = DeviceVector<int>(slots, -1);
+        residual_slot_ = DeviceVector<int>(residuals, -1);
+        point_order_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, slot_point_.data(), slot_camera_.data(),
+                                                                            residual_slot_.data());
+        LINALG_CUDA_CHECK_LAUNCH();
         v_ = DeviceVector<double>(slots * m, 0.0);
         F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
         E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);

@@ -964,8 +964,9 @@ class CudaEngine final : public BaEngine {
   SnavelyPointTerms snavely_point_terms(const double* x, double* point_result) const {
     double* records = const_cast<double*>(records_.data());
     const int cameras = static_cast<int>(layout_.cameras.size());
-    camera_records_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(shape_, cameras, frames_.data(), scaling_.data(),
-                                                                         x, records);
+    const unsigned record_blocks = static_cast<unsigned>(std::max(1, (cameras + kRecordThreads - 1) / kRecordThreads));
+    camera_records_kernel<<<record_blocks, kRecordThreads, 0, stream_>>>(shape_, cameras, frames_.data(), scaling_.data(), x,
+                                                                         records);
     LINALG_CUDA_CHECK_LAUNCH();
     return {shape_,
             slots_,

@@ -84,8 +84,9 @@ Row run(const std::string& name, const ceres_cuda::BALProblem& original, const s
   const double bytes = static_cast<double>(bal.num_observations()) * (2 * 2 * 9 + 2 * 3) * sizeof(double);
   r.floor_pcg_ms = solver == "ceres" ? 0 : 1e3 * bytes / (bandwidth_gbs * 1e9);
   // The fast path's passes without a loss (ceres_cuda/src/snavely_schur_kernels.cuh), per residual:
-  // the point pass reads its compact view (3 doubles) and its camera's and its point's index (2 ints);
-  // the camera pass reads the view again and the residual's point index (an int). Per point: the
+  // the point pass reads its compact view (3 doubles), its place in its tile (an int) and its share of
+  // its item's camera and start (2 ints an item of up to 4 residuals; counted as an int, items
+  // averaging 2 or more); the camera pass reads the view again and the residual's point index (an int). Per point: the
   // scaled inverse block diag(s_p) V_p^-1 diag(s_p) read (its 6 distinct values), w~ (3) written by the
   // point pass and read back at least once by the camera pass. The cameras' records and frames are
   // cache-resident.

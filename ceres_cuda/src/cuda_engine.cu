@@ -905,34 +905,20 @@ class CudaEngine final : public BaEngine {
 
  private:
   // The fast path's point pass's tiles and items (grouped_point_tiles.h), built on the host from the
-  // index, and its launch shape: as many blocks as fit at once, whose warps walk the tiles.
+  // index on the set-up's threads, and its launch shape: as many blocks as fit at once, whose warps
+  // walk the tiles.
   void grouped_point_tiles() {
-    std::vector<int> slot_camera(index_.point_residuals.size());
-    for (std::size_t q = 0; q < slot_camera.size(); ++q) {
-      const int i = index_.point_residuals[q];
-      slot_camera[q] = index_.camera_of[i] >= 0 ? index_.camera_of[i] : ~index_.camera_param[i];
-    }
-    GroupedPointTiles tiles =
-        make_grouped_point_tiles(index_.point_start, slot_camera, static_cast<int>(layout_.cameras.size()));
-    std::vector<int>& offset = slot_camera;  // reused: per position its slot's place in its tile
-    std::vector<int> residual(tiles.position_slot.size()), many_tiles;
-    for (int tile = 0; tile + 1 < static_cast<int>(tiles.tile_start.size()); ++tile) {
-      const bool many_items = tiles.tile_item_start[tile + 1] - tiles.tile_item_start[tile] > kTileItems;
-      if (many_items) many_tiles.push_back(tile);
-      for (int j = tiles.tile_start[tile]; j < tiles.tile_start[tile + 1]; ++j) {
-        offset[j] = many_items ? 0 : tiles.position_slot[j] - tiles.tile_start[tile];
-        residual[j] = index_.point_residuals[tiles.position_slot[j]];
-      }
-    }
+    const GroupedPointLayout built = make_grouped_point_layout(index_, static_cast<int>(layout_.cameras.size()));
+    const GroupedPointTiles& tiles = built.tiles;
     grouped_tile_start_ = DeviceVector<int>(tiles.tile_start);
     grouped_tile_item_start_ = DeviceVector<int>(tiles.tile_item_start);
     grouped_tile_point_start_ = DeviceVector<int>(tiles.tile_point_start);
     item_start_ = DeviceVector<int>(tiles.item_start);
     item_camera_ = upload_index(tiles.item_camera);
-    position_offset_ = upload_index(offset);
-    position_residual_ = upload_index(residual);
-    many_item_tiles_ = static_cast<int>(many_tiles.size());
-    many_item_tile_list_ = upload_index(many_tiles);
+    position_offset_ = upload_index(built.position_offset);
+    position_residual_ = upload_index(built.position_residual);
+    many_item_tiles_ = static_cast<int>(built.many_item_tiles.size());
+    many_item_tile_list_ = upload_index(built.many_item_tiles);
     grouped_ = {static_cast<int>(tiles.tile_start.size()) - 1, grouped_tile_start_.data(), grouped_tile_item_start_.data(),
                 grouped_tile_point_start_.data(), item_start_.data(), item_camera_.data(), position_offset_.data(),
                 shape_.point_start};

@@ -1,21 +1,24 @@
 #include "grouped_point_tiles.h"
 
+#include <omp.h>
+
 #include <cstddef>
+
+#include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 namespace {
 
 int camera_block(int slot_camera) { return slot_camera >= 0 ? slot_camera : ~slot_camera; }
 
-// The tiles in the making: per camera block its residuals in the open tile (count), the blocks in
-// order of their first residual there (touched), and the items the tile would have.
-class TileBuilder {
+// Per camera block its residuals in a tile (count), the blocks in order of their first residual there
+// (touched): what both the tiles' bounds and their fill need.
+class TileCounts {
  public:
-  TileBuilder(const std::vector<int>& point_start, const std::vector<int>& slot_camera, int cameras,
-              GroupedPointTiles* out)
-      : point_start_(point_start), slot_camera_(slot_camera), count_(cameras, 0), cursor_(cameras, 0), out_(out) {}
+  TileCounts(const std::vector<int>& point_start, const std::vector<int>& slot_camera, int cameras)
+      : point_start_(point_start), slot_camera_(slot_camera), count_(cameras, 0), cursor_(cameras, 0) {}
 
-  // Adds point p's residuals to the open tile; the items that adds.
+  // Adds point p's residuals to the tile; the items that adds.
   int add(int p) {
     int added = 0;
     for (int q = point_start_[p]; q < point_start_[p + 1]; ++q) {
@@ -35,37 +38,38 @@ class TileBuilder {
     }
   }
 
-  // Closes the open tile, points [first, last): its positions camera block by camera block (in
-  // order of first use in the tile, slots in order within a block) and its items.
-  void close(int first, int last) {
-    const int begin = point_start_[first], end = point_start_[last];
+  void clear() {
+    for (const int block : touched_) count_[block] = 0;
+    touched_.clear();
+  }
+
+  // Fills tile `tile` (its points added): its positions camera block by camera block (in order of
+  // first use in the tile, slots in order within a block) and its items, at the starts out has.
+  void fill(int tile, GroupedPointTiles* out) {
+    const int begin = out->tile_start[tile], end = out->tile_start[tile + 1];
     int at = begin;
     for (const int block : touched_) {
       cursor_[block] = at;
       at += count_[block];
     }
-    for (int q = begin; q < end; ++q) out_->position_slot[cursor_[camera_block(slot_camera_[q])]++] = q;
+    for (int q = begin; q < end; ++q) out->position_slot[cursor_[camera_block(slot_camera_[q])]++] = q;
+    int item = out->tile_item_start[tile];
     at = begin;
     for (const int block : touched_) {
       const int block_end = at + count_[block];
-      for (int item = at; item < block_end; item += kItemSlots) {
-        out_->item_start.push_back(item);
-        out_->item_camera.push_back(slot_camera_[out_->position_slot[item]]);
+      for (int first = at; first < block_end; first += kItemSlots, ++item) {
+        out->item_start[item] = first;
+        out->item_camera[item] = slot_camera_[out->position_slot[first]];
       }
       at = block_end;
-      count_[block] = 0;
     }
-    touched_.clear();
-    out_->tile_start.push_back(end);
-    out_->tile_item_start.push_back(static_cast<int>(out_->item_start.size()));
-    out_->tile_point_start.push_back(last);
+    clear();
   }
 
  private:
   const std::vector<int>& point_start_;
   const std::vector<int>& slot_camera_;
   std::vector<int> count_, cursor_, touched_;
-  GroupedPointTiles* out_;
 };
 
 }  // namespace
@@ -74,30 +78,78 @@ GroupedPointTiles make_grouped_point_tiles(const std::vector<int>& point_start, 
                                            int cameras) {
   GroupedPointTiles out;
   const int points = static_cast<int>(point_start.size()) - 1;
-  out.position_slot.resize(slot_camera.size());
-  // At most a tile a point and an item a slot (reserved: growing these took a third of the time at
-  // Final-13682 scale).
-  for (std::vector<int>* v : {&out.tile_start, &out.tile_item_start, &out.tile_point_start}) v->reserve(points + 1);
-  for (std::vector<int>* v : {&out.item_start, &out.item_camera}) v->reserve(slot_camera.size() + 1);
+  // The tiles' bounds, greedily on one thread: a tile takes points while their items fit.
   out.tile_start = {0};
   out.tile_item_start = {0};
   out.tile_point_start = {0};
-  TileBuilder tiles(point_start, slot_camera, cameras, &out);
-  int first = 0, items = 0;  // the open tile's first point and items
-  for (int p = 0; p < points; ++p) {
-    const int added = tiles.add(p);
-    if (items + added <= kTileItems || p == first) {
-      items += added;
-      continue;
+  {
+    TileCounts counts(point_start, slot_camera, cameras);
+    int items = 0;  // the open tile's
+    const auto close = [&](int last) {
+      out.tile_start.push_back(point_start[last]);
+      out.tile_item_start.push_back(out.tile_item_start.back() + items);
+      out.tile_point_start.push_back(last);
+      counts.clear();
+    };
+    for (int p = 0; p < points; ++p) {
+      const int added = counts.add(p);
+      if (items + added <= kTileItems || p == out.tile_point_start.back()) {
+        items += added;
+        continue;
+      }
+      counts.remove(p);  // p starts the next tile
+      close(p);
+      items = counts.add(p);
     }
-    tiles.remove(p);  // p starts the next tile
-    tiles.close(first, p);
-    first = p;
-    items = tiles.add(p);
+    if (points > out.tile_point_start.back()) close(points);
   }
-  if (points > first) tiles.close(first, points);
-  out.item_start.push_back(point_start.empty() ? 0 : point_start.back());
+  // Their positions and items, tile by tile on all threads.
+  const int tiles = static_cast<int>(out.tile_start.size()) - 1;
+  out.position_slot.resize(slot_camera.size());
+  out.item_start.resize(static_cast<std::size_t>(out.tile_item_start.back()) + 1);
+  out.item_camera.resize(out.tile_item_start.back());
+  out.item_start.back() = point_start.empty() ? 0 : point_start.back();
+  {
+    SetUpThreads threads(static_cast<long>(slot_camera.size()));
+#pragma omp parallel
+    {
+      TileCounts counts(point_start, slot_camera, cameras);
+#pragma omp for schedule(dynamic, 256)
+      for (int tile = 0; tile < tiles; ++tile) {
+        for (int p = out.tile_point_start[tile]; p < out.tile_point_start[tile + 1]; ++p) counts.add(p);
+        counts.fill(tile, &out);
+      }
+    }
+  }
   return out;
+}
+
+GroupedPointLayout make_grouped_point_layout(const BaIndex& index, int cameras) {
+  GroupedPointLayout layout;
+  const std::size_t slots = index.point_residuals.size();
+  SetUpThreads threads(static_cast<long>(slots));
+  std::vector<int> slot_camera(slots);
+#pragma omp parallel for schedule(static)
+  for (std::size_t q = 0; q < slots; ++q) {
+    const int i = index.point_residuals[q];
+    slot_camera[q] = index.camera_of[i] >= 0 ? index.camera_of[i] : ~index.camera_param[i];
+  }
+  layout.tiles = make_grouped_point_tiles(index.point_start, slot_camera, cameras);
+  const GroupedPointTiles& t = layout.tiles;
+  const int tiles = static_cast<int>(t.tile_start.size()) - 1;
+  layout.position_offset.resize(slots);
+  layout.position_residual.resize(slots);
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int tile = 0; tile < tiles; ++tile) {
+    const bool many_items = t.tile_item_start[tile + 1] - t.tile_item_start[tile] > kTileItems;
+    for (int j = t.tile_start[tile]; j < t.tile_start[tile + 1]; ++j) {
+      layout.position_offset[j] = many_items ? 0 : t.position_slot[j] - t.tile_start[tile];
+      layout.position_residual[j] = index.point_residuals[t.position_slot[j]];
+    }
+  }
+  for (int tile = 0; tile < tiles; ++tile)
+    if (t.tile_item_start[tile + 1] - t.tile_item_start[tile] > kTileItems) layout.many_item_tiles.push_back(tile);
+  return layout;
 }
 
 }  // namespace ceres_cuda::detail

@@ -10,6 +10,8 @@
 // Built once per engine on the host, from the structure alone.
 #include <vector>
 
+#include "ba_index.h"
+
 namespace ceres_cuda::detail {
 
 constexpr int kItemSlots = 4;   // residuals a lane takes with one read of their camera
@@ -29,7 +31,20 @@ struct GroupedPointTiles {
 // point_start: the points' CSR starts over the slots; slot_camera: per slot its residual's camera,
 // variable (>= 0: its index) or constant (~ its parameter block's index; variable cameras' indices
 // are their parameter blocks'); cameras: how many parameter blocks of cameras there are.
+// The tiles' bounds are found on one thread (greedily: a tile takes points while their items fit),
+// their positions and items filled on all threads of the set-up (set_up_threads.h).
 GroupedPointTiles make_grouped_point_tiles(const std::vector<int>& point_start, const std::vector<int>& slot_camera,
                                            int cameras);
+
+// What the GPU engine uploads for its point pass: the tiles of the index's variable points, and per
+// position its slot's place in its tile (0 in a tile of more than kTileItems items, which does not
+// use it) and its residual; the tiles of more than kTileItems items, listed.
+struct GroupedPointLayout {
+  GroupedPointTiles tiles;
+  std::vector<int> position_offset, position_residual, many_item_tiles;
+};
+
+// cameras: the layout's camera parameter blocks, variable and constant.
+GroupedPointLayout make_grouped_point_layout(const BaIndex& index, int cameras);
 
 }  // namespace ceres_cuda::detail

@@ -2,7 +2,7 @@
 // one position of its own tile, tiles of whole points in order with at most kTileItems items (or one
 // point), items of at most kItemSlots positions of one camera, a tile's positions camera by camera in
 // order of first use and slot order within a camera; on random structures (constant cameras, repeated
-// pairs, points seen by many cameras) and on the BAL files' own.
+// pairs, points seen by many cameras; the fill on one thread and on all) and on the BAL files' own.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +16,7 @@
 #include "ba_layout.h"
 #include "ba_test_support.h"
 #include "grouped_point_tiles.h"
+#include "set_up_threads.h"
 
 namespace {
 
@@ -99,6 +100,17 @@ void random_case(std::mt19937& rng, int points, int cameras, int max_views, int 
   }
   const GroupedPointTiles t = make_grouped_point_tiles(point_start, slot_camera, cameras);
   expect_valid(point_start, slot_camera, t);
+  // The same tiles when the fill runs on all threads (the set-up does from 2^18 residuals on).
+  const long saved = parallel_set_up_from();
+  parallel_set_up_from() = 0;
+  const GroupedPointTiles parallel = make_grouped_point_tiles(point_start, slot_camera, cameras);
+  parallel_set_up_from() = saved;
+  EXPECT_EQ(parallel.tile_start, t.tile_start);
+  EXPECT_EQ(parallel.tile_item_start, t.tile_item_start);
+  EXPECT_EQ(parallel.tile_point_start, t.tile_point_start);
+  EXPECT_EQ(parallel.item_start, t.item_start);
+  EXPECT_EQ(parallel.item_camera, t.item_camera);
+  EXPECT_EQ(parallel.position_slot, t.position_slot);
 }
 
 TEST(GroupedPointTiles, RandomStructures) {

@@ -182,6 +182,57 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_fused(int n, double* __r
   }
 }
 
+// cg_update_fused for a block-Jacobi preconditioner (inverse blocks, entry (i, j) of block k at
+// (i * bs + j) * nb + k; continuous: row i of block k at i * nb + k, else at k * bs + i): a group of
+// kBlockLanes lanes per block, lane i on row i, the block's updated r shared within the group by
+// shuffles. One kernel where the update, the preconditioner and r'z took three.
+constexpr int kBlockLanes = 16;  // BlockJacobiPreconditioner::kMaxBlockSize
+__global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int bs, int nb, bool continuous,
+                                                                      double* __restrict__ x, double* __restrict__ r,
+                                                                      double* __restrict__ z, const double* __restrict__ p,
+                                                                      const double* __restrict__ q,
+                                                                      const double* __restrict__ inverse,
+                                                                      const double* __restrict__ b, double* partials,
+                                                                      CgState* s) {
+  if (cg_stopped(s)) return;
+  const double alpha = s->alpha;
+  const int lane = threadIdx.x % 32, i = lane % kBlockLanes;
+  const unsigned group = 0xffffu << (lane & kBlockLanes);  // the group's lanes in the warp
+  double rr = 0.0, rz = 0.0, xbr = 0.0;
+  constexpr int kGroupsPerBlock = kCgThreads / kBlockLanes;
+  // Grid-stride over the blocks, a group's lanes together (the loop's bound is the group's own).
+  for (int k = blockIdx.x * kGroupsPerBlock + static_cast<int>(threadIdx.x) / kBlockLanes; k < nb;
+       k += gridDim.x * kGroupsPerBlock) {
+    const long long row = continuous ? static_cast<long long>(i) * nb + k : static_cast<long long>(k) * bs + i;
+    const bool active = i < bs && row < n;
+    double xi = 0.0, ri = 0.0;
+    if (active) {
+      xi = x[row] + alpha * p[row];
+      x[row] = xi;
+      ri = r[row] - alpha * q[row];
+      r[row] = ri;
+    }
+    double zi = 0.0;
+    for (int j = 0; j < bs; ++j) {
+      const double rj = __shfl_sync(group, ri, j, kBlockLanes);
+      if (active) zi += inverse[(static_cast<std::size_t>(i) * bs + j) * nb + k] * rj;
+    }
+    if (active) {
+      z[row] = zi;
+      rr += ri * ri;
+      rz += ri * zi;
+      if (b) xbr += xi * (b[row] + ri);
+    }
+  }
+  const double sums[3] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(rz), block_sum<kCgThreads>(xbr)};
+  if (store_partials_and_arrive(sums, partials, &s->ticket)) {
+    const double total_rr = sum_partials<kCgThreads>(partials, 0, &s->ticket);
+    const double total_rz = sum_partials<kCgThreads>(partials, 1, &s->ticket);
+    const double total_xbr = sum_partials<kCgThreads>(partials, 2, &s->ticket);
+    if (threadIdx.x == 0) finish_beta(s, total_rr, total_rz, total_xbr);
+  }
+}
+
 // x += alpha p, r -= alpha q, r'r (and x'(b + r) when b is given); a general preconditioner runs
 // next, then cg_dot_beta.
 __global__ void __launch_bounds__(kCgThreads) cg_update_xr(int n, double* __restrict__ x, double* __restrict__ r,

@@ -168,6 +168,9 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
                            ? static_cast<const JacobiPreconditioner*>(preconditioner)
                            : nullptr;
   const double* inverse_diagonal = jacobi ? jacobi->inverse_diagonal().data() : nullptr;
+  const auto* block_jacobi = preconditioner && typeid(*preconditioner) == typeid(BlockJacobiPreconditioner)
+                                 ? static_cast<const BlockJacobiPreconditioner*>(preconditioner)
+                                 : nullptr;
   const bool fused_update = preconditioner == nullptr || jacobi != nullptr;
   double* z = preconditioner ? w.z.data() : w.r.data();  // without preconditioner z is r
   const int chunk_rows = csr ? rows_per_chunk(*csr) : 0;
@@ -200,7 +203,14 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
                                                                         w.state);
       LINALG_CUDA_CHECK_LAUNCH();
     }
-    if (fused_update) {
+    if (block_jacobi) {
+      detail::cg_update_block_jacobi<<<w.blocks_for(block_jacobi->num_blocks() * detail::kBlockLanes), kCgThreads, 0,
+                                       stream>>>(
+          size, block_jacobi->block_size(), static_cast<int>(block_jacobi->num_blocks()),
+          block_jacobi->layout() == BlockVectorLayout::kContinuousElement, x.data(), w.r.data(), z, w.p.data(),
+          w.q.data(), block_jacobi->inverse_blocks().data(), quadratic_b, w.partials.data(), w.state);
+      LINALG_CUDA_CHECK_LAUNCH();
+    } else if (fused_update) {
       detail::cg_update_fused<<<w.vector_blocks, kCgThreads, 0, stream>>>(
           size, x.data(), w.r.data(), z, w.p.data(), w.q.data(), inverse_diagonal, quadratic_b, w.partials.data(),
           w.state);

@@ -1,5 +1,6 @@
 #include "linalg_cuda/preconditioner.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -97,18 +98,21 @@ __global__ void invert_blocks_kernel(std::size_t n, int bs, std::size_t nb, doub
   }
 }
 
-__global__ void apply_blocks_kernel(std::size_t n, int bs, std::size_t nb, const double* __restrict__ inverse,
-                                    const double* __restrict__ r, double* __restrict__ z) {
+// continuous: the vectors in the continuous-element layout (row i of block k at i * nb + k; n = nb * bs).
+__global__ void apply_blocks_kernel(std::size_t n, int bs, std::size_t nb, bool continuous,
+                                    const double* __restrict__ inverse, const double* __restrict__ r,
+                                    double* __restrict__ z) {
   constexpr int kMax = BlockJacobiPreconditioner::kMaxBlockSize;
   for (std::size_t k = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; k < nb; k += std::size_t(gridDim.x) * blockDim.x) {
     const std::size_t first = k * bs;
     const int m = static_cast<int>(min(static_cast<std::size_t>(bs), n - first));
+    const auto row = [&](int i) { return continuous ? static_cast<std::size_t>(i) * nb + k : first + i; };
     double rk[kMax];
-    for (int j = 0; j < m; ++j) rk[j] = r[first + j];
+    for (int j = 0; j < m; ++j) rk[j] = r[row(j)];
     for (int i = 0; i < m; ++i) {
       double s = 0.0;
       for (int j = 0; j < m; ++j) s += inverse[block_entry(i, j, bs, nb, k)] * rk[j];
-      z[first + i] = s;
+      z[row(i)] = s;
     }
   }
 }
@@ -227,13 +231,27 @@ BlockJacobiPreconditioner::BlockJacobiPreconditioner(const DeviceMatrix& a, int 
 
 BlockJacobiPreconditioner::BlockJacobiPreconditioner(std::size_t n, int block_size, const DeviceVector<double>& blocks) {
   set_shape(n, block_size);
+  set_blocks(blocks);
+  invert_and_check();
+}
+
+BlockJacobiPreconditioner BlockJacobiPreconditioner::from_inverse_blocks(std::size_t num_blocks, int block_size,
+                                                                         const DeviceVector<double>& inverse_blocks,
+                                                                         BlockVectorLayout layout) {
+  BlockJacobiPreconditioner m;
+  m.set_shape(num_blocks * static_cast<std::size_t>(std::max(block_size, 0)), block_size);
+  m.set_blocks(inverse_blocks);
+  m.layout_ = layout;
+  return m;
+}
+
+void BlockJacobiPreconditioner::set_blocks(const DeviceVector<double>& blocks) {
   if (blocks.size() != num_blocks_ * block_size_ * block_size_)
     throw DimensionMismatch("BlockJacobiPreconditioner: expected " + std::to_string(num_blocks_) + " blocks of " +
                             std::to_string(block_size_) + "x" + std::to_string(block_size_) + " (" +
                             std::to_string(num_blocks_ * block_size_ * block_size_) + " values), got " +
                             std::to_string(blocks.size()));
   inverse_blocks_ = blocks.copy();
-  invert_and_check();
 }
 
 void BlockJacobiPreconditioner::invert_and_check() {
@@ -254,7 +272,8 @@ void BlockJacobiPreconditioner::apply(const DeviceVector<double>& r, DeviceVecto
                             std::to_string(r.size()) + " and z " + std::to_string(z.size()));
   if (n_ == 0) return;
   apply_blocks_kernel<<<detail::grid_for(num_blocks_), detail::kBlock, 0, thread_context().stream()>>>(
-      n_, block_size_, num_blocks_, inverse_blocks_.data(), r.data(), z.data());
+      n_, block_size_, num_blocks_, layout_ == BlockVectorLayout::kContinuousElement, inverse_blocks_.data(), r.data(),
+      z.data());
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

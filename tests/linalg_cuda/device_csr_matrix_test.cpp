@@ -631,6 +631,38 @@ TEST(BlockJacobiPreconditionerTest, ContinuousElementLayout) {
   EXPECT_TRUE(close(expected, device_apply(m, r), kTolerance));
 }
 
+// Blocks inverted by the caller, for vectors in the continuous-element layout (row i of block k at
+// i * nb + k): apply() multiplies each block's rows by the given inverse, nothing inverted again.
+TEST(BlockJacobiPreconditionerTest, FromInverseBlocksInTheContinuousElementLayout) {
+  REQUIRE_CUDA_DEVICE();
+  const int bs = 3;
+  const std::size_t nb = 4, n = nb * bs;
+  const Eigen::MatrixXd inverse_dense = Eigen::MatrixXd(random_spd(static_cast<int>(n), 7301));
+  const std::vector<double> blocks = continuous_blocks(inverse_dense, bs, kNaN);
+  const auto m = BlockJacobiPreconditioner::from_inverse_blocks(nb, bs, DeviceVector<double>(blocks),
+                                                                BlockVectorLayout::kContinuousElement);
+  EXPECT_EQ(m.size(), n);
+  EXPECT_EQ(m.num_blocks(), nb);
+  EXPECT_EQ(m.layout(), BlockVectorLayout::kContinuousElement);
+  EXPECT_EQ(m.inverse_blocks().to_std(), blocks);
+  const Eigen::VectorXd r = random_vector(static_cast<int>(n), 7302);
+  Eigen::VectorXd expected(n);
+  for (std::size_t k = 0; k < nb; ++k)
+    for (int i = 0; i < bs; ++i) {
+      double v = 0.0;
+      for (int j = 0; j < bs; ++j) v += inverse_dense(k * bs + i, k * bs + j) * r[j * nb + k];
+      expected[i * nb + k] = v;
+    }
+  EXPECT_TRUE(close(expected, device_apply(m, r), kTolerance));
+}
+
+TEST(BlockJacobiPreconditionerTest, FromInverseBlocksChecksItsShapeWithoutDevice) {
+  EXPECT_THROW(BlockJacobiPreconditioner::from_inverse_blocks(2, 0, DeviceVector<double>(), BlockVectorLayout::kBlockByBlock),
+               InvalidArgument);
+  EXPECT_THROW(BlockJacobiPreconditioner::from_inverse_blocks(2, 3, DeviceVector<double>(), BlockVectorLayout::kContinuousElement),
+               DimensionMismatch);
+}
+
 TEST(BlockJacobiPreconditionerTest, WrongSizesThrowDimensionMismatch) {
   REQUIRE_CUDA_DEVICE();
   const HostMatrix square = shifted_poisson(4, 7201);  // 16 x 16

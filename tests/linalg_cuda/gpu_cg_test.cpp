@@ -117,6 +117,66 @@ TEST(GpuCg, DenseRandomSpdThroughDeviceMatrix) {
   }
 }
 
+// A block-Jacobi preconditioner the solver does not know by its exact type: it takes the generic
+// path (the preconditioner's apply, then r'z), where the exact class runs in the fused update.
+class OpaqueBlockJacobi : public linalg_cuda::BlockJacobiPreconditioner {
+ public:
+  using BlockJacobiPreconditioner::BlockJacobiPreconditioner;
+  explicit OpaqueBlockJacobi(BlockJacobiPreconditioner&& m) : BlockJacobiPreconditioner(std::move(m)) {}
+};
+
+// The fused block-Jacobi update (cg_update_block_jacobi) against the generic path, block by block and
+// in the continuous-element layout (the same system with its rows and columns permuted so that row
+// i of block k is row i * nb + k, as ceres_cuda keeps its camera values): the same iterations and
+// solutions, to rounding.
+TEST(GpuCg, BlockJacobiFusedUpdateAndContinuousElementLayout) {
+  REQUIRE_CUDA_DEVICE();
+  const int bs = 9, nb = 37, n = bs * nb;
+  // Well conditioned (a few dozen iterations), so that rounding does not move the iteration counts.
+  const Eigen::MatrixXd a = cg_test::random_spd(n, 1e2, 909);
+  const Eigen::VectorXd b = cg_test::random_vector(n, 910);
+  Eigen::VectorXi to_continuous(n);  // row k * bs + i of a is row i * nb + k of the permuted system
+  for (int k = 0; k < nb; ++k)
+    for (int i = 0; i < bs; ++i) to_continuous[k * bs + i] = i * nb + k;
+  Eigen::MatrixXd ac(n, n);
+  Eigen::VectorXd bc(n);
+  for (int r = 0; r < n; ++r) {
+    bc[to_continuous[r]] = b[r];
+    for (int c = 0; c < n; ++c) ac(to_continuous[r], to_continuous[c]) = a(r, c);
+  }
+  const linalg_cuda::DeviceMatrix device_a(a), device_ac(ac);
+  const DeviceVector<double> device_b(b), device_bc(bc);
+  const CgOptions options = options_for(PreconditionerType::BlockJacobi, bs, 1e-10);
+
+  const linalg_cuda::BlockJacobiPreconditioner fused(device_a, bs);
+  const OpaqueBlockJacobi generic(device_a, bs);
+  DeviceVector<double> x_fused(n, 0.0), x_generic(n, 0.0);
+  const auto s_fused = linalg_cuda::cg(device_a, device_b, x_fused, options, &fused);
+  const auto s_generic = linalg_cuda::cg(device_a, device_b, x_generic, options, &generic);
+  ASSERT_TRUE(s_fused.converged) << s_fused.message;
+  ASSERT_TRUE(s_generic.converged) << s_generic.message;
+  EXPECT_NEAR(s_fused.iterations, s_generic.iterations, 1);
+  EXPECT_LT(cg_test::relative_difference(x_fused.to_eigen(), x_generic.to_eigen()), 1e-10);
+
+  // The same inverse blocks (their layout does not depend on the vectors'), for continuous-element
+  // vectors, fused and generic.
+  const auto continuous = linalg_cuda::BlockJacobiPreconditioner::from_inverse_blocks(
+      nb, bs, fused.inverse_blocks(), linalg_cuda::BlockVectorLayout::kContinuousElement);
+  const OpaqueBlockJacobi continuous_generic(linalg_cuda::BlockJacobiPreconditioner::from_inverse_blocks(
+      nb, bs, fused.inverse_blocks(), linalg_cuda::BlockVectorLayout::kContinuousElement));
+  for (const linalg_cuda::Preconditioner* m : {static_cast<const linalg_cuda::Preconditioner*>(&continuous),
+                                               static_cast<const linalg_cuda::Preconditioner*>(&continuous_generic)}) {
+    DeviceVector<double> xc(n, 0.0);
+    const auto s = linalg_cuda::cg(device_ac, device_bc, xc, options, m);
+    ASSERT_TRUE(s.converged) << s.message;
+    EXPECT_NEAR(s.iterations, s_fused.iterations, 1);
+    const Eigen::VectorXd x = xc.to_eigen(), expected = x_fused.to_eigen();
+    Eigen::VectorXd back(n);
+    for (int r = 0; r < n; ++r) back[r] = x[to_continuous[r]];
+    EXPECT_LT(cg_test::relative_difference(back, expected), 1e-10);
+  }
+}
+
 // The quadratic-model (Nash-Sofer) stopping rule that Levenberg-Marquardt steps use: the same
 // iteration as the CPU reference, on the fused CSR path and on the generic (matrix-free) path.
 TEST(GpuCg, QuadraticModelTestMatchesCpu) {

@@ -37,6 +37,11 @@ class JacobiPreconditioner : public Preconditioner {
   DeviceVector<double> inverse_diagonal_;
 };
 
+// Where row i of diagonal block k sits in the vectors a block-Jacobi preconditioner is applied to:
+// k * block_size + i (block by block, the usual), or i * num_blocks + k (the continuous-element
+// layout: entry i of every block contiguous, as ceres_cuda keeps its camera values).
+enum class BlockVectorLayout { kBlockByBlock, kContinuousElement };
+
 class BlockJacobiPreconditioner : public Preconditioner {
  public:
   static constexpr int kMaxBlockSize = 16;
@@ -50,20 +55,31 @@ class BlockJacobiPreconditioner : public Preconditioner {
   // blocks[(i * block_size + j) * num_blocks + k], num_blocks = ceil(n / block_size); the padding rows
   // of a last partial block are ignored.
   BlockJacobiPreconditioner(std::size_t n, int block_size, const DeviceVector<double>& blocks);
+  // From blocks the caller has inverted already (its own checks and regularisation stand; nothing is
+  // inverted or checked here), in the same layout, for vectors of num_blocks * block_size rows in
+  // the given layout. Throws InvalidArgument for a block size outside [1, kMaxBlockSize] and
+  // DimensionMismatch for a wrong number of values.
+  static BlockJacobiPreconditioner from_inverse_blocks(std::size_t num_blocks, int block_size,
+                                                       const DeviceVector<double>& inverse_blocks,
+                                                       BlockVectorLayout layout);
 
   std::size_t size() const override { return n_; }
   int block_size() const { return block_size_; }
   std::size_t num_blocks() const { return num_blocks_; }
+  BlockVectorLayout layout() const { return layout_; }
   void apply(const DeviceVector<double>& r, DeviceVector<double>& z) const override;
   // Inverted blocks, same layout as the constructor's input.
   const DeviceVector<double>& inverse_blocks() const { return inverse_blocks_; }
 
  private:
+  BlockJacobiPreconditioner() = default;
   void set_shape(std::size_t n, int block_size);
+  void set_blocks(const DeviceVector<double>& blocks);
   void invert_and_check();
   std::size_t n_ = 0;
   int block_size_ = 1;
   std::size_t num_blocks_ = 0;
+  BlockVectorLayout layout_ = BlockVectorLayout::kBlockByBlock;
   DeviceVector<double> inverse_blocks_;
 };
 

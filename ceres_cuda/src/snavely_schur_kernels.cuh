@@ -16,8 +16,8 @@
 // Both passes gather per-camera values per lane (the point pass, once per item) and w~ per residual
 // (the camera pass): the points are numbered by first use in the camera-major order (ba_layout.cpp),
 // so that a point-pass tile sees few cameras, several times each, and a camera's points lie in few
-// runs of w~. With a loss each pass
-// also reads the residual's correction (4 values, stored with the views).
+// runs of w~. With a loss each pass also reads the residual's correction (4 values, stored with the
+// views).
 // Tried on the H100 at Final-13682 scale and dropped: v written in residual order so that the camera
 // pass streams it (0.85 against 1.43 ms a camera pass, but the scattered stores cost the point pass
 // more than that). Forming E_s in the point pass was dropped too while the points were numbered in

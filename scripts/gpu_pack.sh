@@ -27,5 +27,9 @@ for m in "${modules[@]}"; do
   [[ -z ${dataset[$m]} ]] || folders+=("$data/${dataset[$m]}")
 done
 ../shared/device/pack "$selected" .device "${folders[@]}"
+# The kernel timeline (bench/kernel_timeline.cpp) is injected by the driver, so no program links it:
+# pack it and its CUPTI by hand.
+cp "$build/bench/libkernel_timeline.so" .device/bench/
+cp -L "$(ldd "$build/bench/libkernel_timeline.so" | awk '/libcupti/ {print $3}')" .device/lib/
 cp scripts/gpu_run.sh .device/gpu_run.sh
 du -sh .device

@@ -33,6 +33,9 @@ struct EngineCounters {
   int singular_camera_blocks = 0;  // preconditioner / Schur diagonal blocks regularised
   double residual_seconds = 0, jacobian_seconds = 0, linear_seconds = 0;
   double pcg_seconds = 0;  // of linear_seconds, in the PCG iterations themselves (ITERATIVE_SCHUR)
+  // Of every step solved, including a last one that Ceres' summary leaves out (a step that ends the
+  // solve on the function or parameter tolerance is not an IterationSummary)
+  int linear_iterations = 0;
   int residual_evaluations = 0, jacobian_evaluations = 0;
 };
 

@@ -347,6 +347,7 @@ class CpuEngine final : public BaEngine {
     const linalg_cuda::SolverSummary s = linalg_cuda::cpu::cg(apply_s, apply_m, rhs, y, cg);
     counters_.pcg_seconds += seconds_since(pcg_start);
     result->linear_iterations = s.iterations;
+    counters_.linear_iterations += s.iterations;
     result->message = s.message;
     result->termination = to_linear_termination(s.termination);
   }
@@ -417,6 +418,7 @@ class CpuEngine final : public BaEngine {
     result->termination = LinearTermination::Success;
     result->message = "Success.";
     result->linear_iterations = 1;
+    ++counters_.linear_iterations;
   }
 
   const BaLayout& layout_;

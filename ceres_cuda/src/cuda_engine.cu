@@ -426,13 +426,17 @@ __global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double
 
 class CudaEngine;
 
+// How often the PCG's device loop tests for convergence (linalg_cuda::CgOptions::check_every).
+constexpr int kPcgCheckEvery = 8;
+
 // S x = (U + D^2 - W V^-1 W') x, matrix-free (Ceres' ImplicitSchurComplement::RightMultiply).
 class SchurOperator final : public linalg_cuda::LinearOperator {
  public:
   explicit SchurOperator(const CudaEngine& engine) : engine_(engine) {}
   std::size_t rows() const override;
   std::size_t cols() const override { return rows(); }
-  void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override;
+  void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override { apply_unless_stopped(x, y, nullptr); }
+  void apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y, const int* stopped) const override;
 
  private:
   const CudaEngine& engine_;
@@ -820,30 +824,33 @@ class CudaEngine final : public BaEngine {
   const double* d2() const { return d2_.data(); }
   // The Schur product's passes (schur_product_kernels.cuh), launched on the stream. The point pass at
   // x leaves, on the fast path, w~ = s_p .* V^-1 E'F x per point, from which the camera pass forms v;
-  // otherwise v per slot, which the camera pass gathers.
-  void product_point_pass(const double* x) const {
-    if (fast_) point_pass<PointPassResult::kPerPointScaled>(x, const_cast<double*>(w_by_point_.data()));
-    else point_pass<PointPassResult::kPerSlot>(x, nullptr);
+  // otherwise v per slot, which the camera pass gathers. `stopped`: the CG's status inside its loop
+  // (the kernels return at once when it is nonzero), else null.
+  void product_point_pass(const double* x, const int* stopped) const {
+    if (fast_) point_pass<PointPassResult::kPerPointScaled>(x, const_cast<double*>(w_by_point_.data()), stopped);
+    else point_pass<PointPassResult::kPerSlot>(x, nullptr, stopped);
   }
 
   // The back-substitution's part that depends on the camera step: w = V^-1 E'F y_c per point
   // (continuous-element) into out.
-  void back_substitution_pass(const double* y, double* out) const { point_pass<PointPassResult::kPerPoint>(y, out); }
+  void back_substitution_pass(const double* y, double* out) const {
+    point_pass<PointPassResult::kPerPoint>(y, out, nullptr);
+  }
 
   template <PointPassResult kResult>
-  void point_pass(const double* x, double* point_result) const {
+  void point_pass(const double* x, double* point_result, const int* stopped) const {
     if (fast_) {
       if (grouped_.tiles == 0) return;
       if constexpr (kResult != PointPassResult::kPerSlot) {
-        const SnavelyPointTerms terms = snavely_point_terms(x, point_result);
+        const SnavelyPointTerms terms = snavely_point_terms(x, point_result, stopped);
         grouped_point_pass_kernel<SnavelyPointTerms, kResult>
             <<<grouped_point_blocks_, kThreads, grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_>>>(
-                terms, grouped_, Vinv_.data());
+                terms, grouped_, Vinv_.data(), stopped);
         if (many_item_tiles_ > 0) {
           LINALG_CUDA_CHECK_LAUNCH();
           many_items_point_pass_kernel<SnavelyPointTerms, kResult>
               <<<blocks_for(32 * static_cast<std::size_t>(many_item_tiles_)), kThreads, 0, stream_>>>(
-                  terms, grouped_, many_item_tile_list_.data(), many_item_tiles_, Vinv_.data());
+                  terms, grouped_, many_item_tile_list_.data(), many_item_tiles_, Vinv_.data(), stopped);
         }
       }
     } else if constexpr (kResult != PointPassResult::kPerPointScaled) {
@@ -851,28 +858,29 @@ class CudaEngine final : public BaEngine {
       const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(tiles_));
       if (shape_.m == 2 && shape_.c == 9)  // BAL-sized blocks: kernels compiled for those sizes
         point_pass_kernel<StoredPointTerms<2, 9>, kResult><<<blocks, kThreads, 0, stream_>>>(
-            stored_point_terms<2, 9>(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data());
+            stored_point_terms<2, 9>(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data(),
+            stopped);
       else  // anything else: the largest sizes supported
         point_pass_kernel<StoredPointTerms<kMaxResidualSize, kMaxCameraSize>, kResult><<<blocks, kThreads, 0, stream_>>>(
             stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x, point_result), tile_start_.data(),
-            slot_point_.data(), tiles_, Vinv_.data());
+            slot_point_.data(), tiles_, Vinv_.data(), stopped);
     }
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
   // The camera pass: per chunk, the sums of F' v over its residuals into partial().
-  void camera_pass(const double* x) const {
+  void camera_pass(const double* x, const int* stopped) const {
     const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
     double* partial = const_cast<double*>(partial_.data());
     if (fast_)
       staged_camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(snavely_camera_terms(), chunk_begin_.data(), chunks_,
-                                                                   partial, shape_.c);
+                                                                   partial, shape_.c, stopped);
     else if (shape_.m == 2 && shape_.c == 9)
       camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
-                                                            shape_.c);
+                                                            shape_.c, stopped);
     else
       camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<kMaxCameraSize>(x), chunk_begin_.data(), chunks_,
-                                                            partial, shape_.c);
+                                                            partial, shape_.c, stopped);
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
@@ -923,12 +931,12 @@ class CudaEngine final : public BaEngine {
     return {{}, shape_, F_.data(), residual_slot_.data(), x, v_.data()};
   }
   // Launches the cameras' records at x (on the stream, before the passes that read them).
-  SnavelyPointTerms snavely_point_terms(const double* x, double* point_result) const {
+  SnavelyPointTerms snavely_point_terms(const double* x, double* point_result, const int* stopped) const {
     double* records = const_cast<double*>(records_.data());
     const int cameras = static_cast<int>(layout_.cameras.size());
     const unsigned record_blocks = static_cast<unsigned>(std::max(1, (cameras + kRecordThreads - 1) / kRecordThreads));
     camera_records_kernel<<<record_blocks, kRecordThreads, 0, stream_>>>(shape_, cameras, frames_.data(), scaling_.data(), x,
-                                                                         records);
+                                                                         records, stopped);
     LINALG_CUDA_CHECK_LAUNCH();
     return {shape_,
             slots_,
@@ -995,17 +1003,17 @@ class CudaEngine final : public BaEngine {
       const int stride = norms ? 18 : 9;
       if (norms)
         camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, true>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
-                                                              chunk_begin_.data(), chunks_, partial_.data(), stride);
+                                                              chunk_begin_.data(), chunks_, partial_.data(), stride, nullptr);
       else
         camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, false>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
-                                                              chunk_begin_.data(), chunks_, partial_.data(), stride);
+                                                              chunk_begin_.data(), chunks_, partial_.data(), stride, nullptr);
       LINALG_CUDA_CHECK_LAUNCH();
       const unsigned sum_blocks = blocks_for(camera_values_);
       camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(), stride,
-                                                                    0, nullptr, nullptr, out);
+                                                                    0, nullptr, nullptr, out, nullptr);
       if (norms)
         camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(),
-                                                                      stride, 9, nullptr, nullptr, norms);
+                                                                      stride, 9, nullptr, nullptr, norms, nullptr);
     } else {
       camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(),
                                                                                             f_.data(), w, out);
@@ -1052,7 +1060,7 @@ class CudaEngine final : public BaEngine {
     if (chunked_camera_blocks()) {
       const CameraBlockTerms<2, 9> terms{{}, shape_, F_.data(), E_.data(), Vinv_.data(), schur};
       camera_chunk_kernel<<<static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8))), kThreads, 0, stream_>>>(
-          terms, chunk_begin_.data(), chunks_, block_partial_.data(), kBalBlockSums);
+          terms, chunk_begin_.data(), chunks_, block_partial_.data(), kBalBlockSums, nullptr);
       LINALG_CUDA_CHECK_LAUNCH();
       camera_block_sum_kernel<9><<<blocks_for(shape_.C), kThreads, 0, stream_>>>(
           shape_, camera_chunk_start_.data(), block_partial_.data(), d2_.data(), blocks_.data(), counts + 1);
@@ -1062,10 +1070,10 @@ class CudaEngine final : public BaEngine {
     }
     LINALG_CUDA_CHECK_LAUNCH();
     linalg_cuda::CgOptions cg = step_cg_options(options_);
-    // The device loop tests its condition every 2 iterations: one kernel fewer an iteration, against
-    // one Schur product in vain where a solve stops on an odd one (its CG kernels return at once, so
-    // the results do not change): 0.302-0.303 against 0.305 ms a PCG iteration at Venice scale (H100).
-    cg.check_every = 2;
+    // The device loop restarts its body after each test of its condition, about 38 us on the H100
+    // (kernel timeline, bench/kernel_timeline.cpp), so it tests every few iterations; the products a
+    // batch runs after the stop return at once (SchurOperator::apply_unless_stopped).
+    cg.check_every = kPcgCheckEvery;
     cg_.set_options(cg);
     const SchurOperator op(*this);
     // The inverted camera blocks, continuous-element like the vectors: linalg_cuda's CG applies them in
@@ -1084,6 +1092,7 @@ class CudaEngine final : public BaEngine {
     const linalg_cuda::SolverSummary s = cg_.solve(op, rhs_, y_, preconditioner ? &*preconditioner : nullptr);
     counters_.pcg_seconds += seconds_since(pcg_start);
     result->linear_iterations = s.iterations;
+    counters_.linear_iterations += s.iterations;
     result->message = s.message;
     result->termination = to_linear_termination(s.termination);
   }
@@ -1134,6 +1143,7 @@ class CudaEngine final : public BaEngine {
     result->termination = LinearTermination::Success;
     result->message = "Success.";
     result->linear_iterations = 1;
+    ++counters_.linear_iterations;
   }
 
   const BaLayout& layout_;
@@ -1185,13 +1195,14 @@ class CudaEngine final : public BaEngine {
 
 std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 
-void SchurOperator::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
+void SchurOperator::apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y,
+                                         const int* stopped) const {
   const Shape& s = engine_.shape();
   cudaStream_t stream = engine_.stream();
-  engine_.product_point_pass(x.data());
-  engine_.camera_pass(x.data());
+  engine_.product_point_pass(x.data(), stopped);
+  engine_.camera_pass(x.data(), stopped);
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
-      s, engine_.camera_chunk_start(), engine_.partial(), s.c, 0, engine_.d2(), x.data(), y.data());
+      s, engine_.camera_chunk_start(), engine_.partial(), s.c, 0, engine_.d2(), x.data(), y.data(), stopped);
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

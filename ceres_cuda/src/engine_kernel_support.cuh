@@ -59,6 +59,11 @@ __device__ __forceinline__ double point_term(const Shape& s, const double* E, in
   return v;
 }
 
+// The Schur product's kernels inside the PCG's loop get the CG's status
+// (LinearOperator::apply_unless_stopped): nonzero once its iterations have stopped, and then the
+// products the loop runs before its next test return at once. Null elsewhere: always run.
+__device__ __forceinline__ bool cg_has_stopped(const int* stopped) { return stopped != nullptr && *stopped != 0; }
+
 // Sum of the lanes' values, lane 0 gets it (fixed shuffle tree).
 __device__ __forceinline__ double warp_sum(double v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);

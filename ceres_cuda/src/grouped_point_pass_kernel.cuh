@@ -70,7 +70,8 @@ struct GroupedTileBounds {
 // and scale_point, store_point and scaled_inverse as for point_pass_tiles (finish_point).
 template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    grouped_point_pass_kernel(Terms terms, GroupedTilesView t, const double* __restrict__ Vinv) {
+    grouped_point_pass_kernel(Terms terms, GroupedTilesView t, const double* __restrict__ Vinv, const int* stopped) {
+  if (cg_has_stopped(stopped)) return;
   constexpr int kView = Terms::kViewSize;
   extern __shared__ double shared_memory[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -147,7 +148,8 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads)
     many_items_point_pass_kernel(Terms terms, GroupedTilesView t, const int* __restrict__ many_tiles, int count,
-                                 const double* __restrict__ Vinv) {
+                                 const double* __restrict__ Vinv, const int* stopped) {
+  if (cg_has_stopped(stopped)) return;
   constexpr int kView = Terms::kViewSize;
   const int lane = threadIdx.x % 32;
   for (int k = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32; k < count; k += gridDim.x * kWarpsPerBlock) {

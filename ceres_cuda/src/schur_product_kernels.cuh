@@ -269,7 +269,9 @@ struct StoredPointTerms {
 
 template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point, int tiles, const double* __restrict__ Vinv) {
+    point_pass_kernel(Terms terms, const int* tile_start, const int* slot_point, int tiles, const double* __restrict__ Vinv,
+                      const int* stopped) {
+  if (cg_has_stopped(stopped)) return;
   point_pass_tiles<kResult>(tile_start, slot_point, tiles, Vinv, terms);
 }
 
@@ -315,7 +317,9 @@ __device__ __forceinline__ void camera_chunks(const Shape& s, const int* __restr
 // any is used, the sums still taking the residuals in order.
 template <class Terms>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride) {
+    camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride,
+                        const int* stopped) {
+  if (cg_has_stopped(stopped)) return;
   camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride,
                 [&](const typename Terms::Camera& camera, int begin, int end, double (&acc)[Terms::kSums]) {
                   for (int base = begin + threadIdx.x; base < end; base += Terms::kBatch * kThreads) {
@@ -339,7 +343,9 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 // stream nor its index-then-gather round trips. A thread reads back only what it staged: no barrier.
 template <class Terms>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    staged_camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride) {
+    staged_camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride,
+                               const int* stopped) {
+  if (cg_has_stopped(stopped)) return;
   __shared__ typename Terms::Staged staged;
   constexpr int kRing = Terms::kRing;
   static_assert(kRing == 3, "the ring holds residuals j, j + 1 and j + 2");
@@ -418,7 +424,8 @@ struct StoredCameraTerms : StreamedCameraTerms {
 __global__ void camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_chunk_start,
                                         const double* __restrict__ partial, int stride, int first,
                                         const double* __restrict__ d2, const double* __restrict__ x,
-                                        double* __restrict__ y) {
+                                        double* __restrict__ y, const int* stopped) {
+  if (cg_has_stopped(stopped)) return;
   const std::size_t n = static_cast<std::size_t>(s.C) * s.c;
   for (std::size_t j = blockIdx.x * std::size_t(kThreads) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * kThreads) {
     const int cam = static_cast<int>(j % s.C), k = static_cast<int>(j / s.C);  // j = cam_at(cam, k)

@@ -107,7 +107,8 @@ static_assert(kRecordRotation % 2 == 0 && kCameraRecordSize % 2 == 0, "16-byte a
 constexpr int kRecordThreads = 32;
 __global__ void __launch_bounds__(kRecordThreads)
     camera_records_kernel(Shape s, int cameras, const double* __restrict__ frames, const double* __restrict__ scaling,
-                          const double* __restrict__ x, double* __restrict__ records) {
+                          const double* __restrict__ x, double* __restrict__ records, const int* stopped) {
+  if (cg_has_stopped(stopped)) return;
   for (int cam = blockIdx.x * kRecordThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kRecordThreads) {
     const double* frame = frames + static_cast<std::size_t>(cam) * kFrameSize;
     double* record = records + static_cast<std::size_t>(cam) * kCameraRecordSize;

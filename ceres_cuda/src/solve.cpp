@@ -220,7 +220,7 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
   details->singular_camera_blocks = counters.singular_camera_blocks;
   details->linear_seconds = counters.linear_seconds;
   details->pcg_seconds = counters.pcg_seconds;
-  for (const ceres::IterationSummary& it : summary->iterations) details->linear_iterations += it.linear_solver_iterations;
+  details->linear_iterations = counters.linear_iterations;
   if (counters.singular_point_blocks + counters.singular_camera_blocks > 0)
     LOG(WARNING) << "ceres_cuda::Solve: " << counters.singular_point_blocks << " point and "
                  << counters.singular_camera_blocks

@@ -148,6 +148,18 @@ __global__ void __launch_bounds__(kCgThreads) cg_dot_alpha(int n, const double* 
   }
 }
 
+// The end of a fused update: this block's r'r, r'z and x'(b + r) to the partials; the last block to
+// arrive sums them all in block order (a fixed order) and sets beta.
+__device__ __forceinline__ void finish_update(double rr, double rz, double xbr, double* partials, CgState* s) {
+  const double sums[3] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(rz), block_sum<kCgThreads>(xbr)};
+  if (store_partials_and_arrive(sums, partials, &s->ticket)) {
+    const double total_rr = sum_partials<kCgThreads>(partials, 0, &s->ticket);
+    const double total_rz = sum_partials<kCgThreads>(partials, 1, &s->ticket);
+    const double total_xbr = sum_partials<kCgThreads>(partials, 2, &s->ticket);
+    if (threadIdx.x == 0) finish_beta(s, total_rr, total_rz, total_xbr);
+  }
+}
+
 // x += alpha p, r -= alpha q, and z = D^{-1} r when inverse_diagonal is given (else z is r): one pass
 // for the whole update of the no-preconditioner and Jacobi cases, with r'r and r'z, and x'(b + r)
 // when b is given (the quadratic-model test is on).
@@ -173,13 +185,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_fused(int n, double* __r
     }
     if (b) xbr += xi * (b[i] + ri);
   }
-  const double sums[3] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(rz), block_sum<kCgThreads>(xbr)};
-  if (store_partials_and_arrive(sums, partials, &s->ticket)) {
-    const double total_rr = sum_partials<kCgThreads>(partials, 0, &s->ticket);
-    const double total_rz = sum_partials<kCgThreads>(partials, 1, &s->ticket);
-    const double total_xbr = sum_partials<kCgThreads>(partials, 2, &s->ticket);
-    if (threadIdx.x == 0) finish_beta(s, total_rr, inverse_diagonal ? total_rz : total_rr, total_xbr);
-  }
+  finish_update(rr, inverse_diagonal ? rz : rr, xbr, partials, s);
 }
 
 // cg_update_fused for a block-Jacobi preconditioner (inverse blocks, entry (i, j) of block k at
@@ -224,13 +230,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
       if (b) xbr += xi * (b[row] + ri);
     }
   }
-  const double sums[3] = {block_sum<kCgThreads>(rr), block_sum<kCgThreads>(rz), block_sum<kCgThreads>(xbr)};
-  if (store_partials_and_arrive(sums, partials, &s->ticket)) {
-    const double total_rr = sum_partials<kCgThreads>(partials, 0, &s->ticket);
-    const double total_rz = sum_partials<kCgThreads>(partials, 1, &s->ticket);
-    const double total_xbr = sum_partials<kCgThreads>(partials, 2, &s->ticket);
-    if (threadIdx.x == 0) finish_beta(s, total_rr, total_rz, total_xbr);
-  }
+  finish_update(rr, rz, xbr, partials, s);
 }
 
 // x += alpha p, r -= alpha q, r'r (and x'(b + r) when b is given); a general preconditioner runs

@@ -198,7 +198,7 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
           w.partials.data(), w.state);
       LINALG_CUDA_CHECK_LAUNCH();
     } else {
-      a.apply(w.p, w.q);
+      a.apply_unless_stopped(w.p, w.q, &w.state->status);  // a device address: status != kCgRunning is stopped
       detail::cg_dot_alpha<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, w.p.data(), w.q.data(), w.partials.data(),
                                                                         w.state);
       LINALG_CUDA_CHECK_LAUNCH();

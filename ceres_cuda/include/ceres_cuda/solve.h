@@ -40,7 +40,9 @@ struct SolveDetails {
   std::string engine;                  // one line: which engine and evaluation path ran
   int singular_point_blocks = 0;       // point blocks V_p that needed regularisation (summed over steps)
   int singular_camera_blocks = 0;      // camera blocks of the preconditioner that did
-  int linear_iterations = 0;           // PCG iterations, all steps
+  int linear_iterations = 0;           // PCG iterations, all steps solved (also a last step that ends the
+                                       // solve on a tolerance, which Summary::iterations leaves out as
+                                       // Ceres does; pcg_seconds includes its time)
   double linear_seconds = 0;           // time in the linear solver (PCG or dense Schur), all steps
   double pcg_seconds = 0;              // of which in the PCG iterations (the rest: forming the reduced
                                        // system, its preconditioner and the point back-substitution)

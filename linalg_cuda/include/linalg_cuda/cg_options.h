@@ -27,8 +27,10 @@ struct CgOptions {
   // blindly (one CUDA graph, no host synchronisation). The device stops updating at the exact
   // iteration that converged, so this never costs accuracy; it costs up to check_every - 1 leftover
   // iterations, whose own kernels return at once but whose operator and general preconditioner
-  // applications run in full (a costly matrix-free operator wants 1: with the device loop below a test
-  // costs a few microseconds, while the fallback reads the state back to the host each time).
+  // applications run in full unless the operator implements LinearOperator::apply_unless_stopped (a
+  // costly matrix-free operator that does not wants a small value; the device loop below restarts its
+  // body at each test, tens of microseconds on an H100, and the fallback reads the state back to the
+  // host each time).
   int check_every = 16;
   // Capture the iterations in a CUDA graph (falls back to plain launches if an operator cannot be
   // captured).

@@ -4,6 +4,9 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <vector>
+
+#include <cuda_runtime.h>
 
 #include <gtest/gtest.h>
 
@@ -174,6 +177,51 @@ TEST(GpuCg, BlockJacobiFusedUpdateAndContinuousElementLayout) {
     Eigen::VectorXd back(n);
     for (int r = 0; r < n; ++r) back[r] = x[to_continuous[r]];
     EXPECT_LT(cg_test::relative_difference(back, expected), 1e-10);
+  }
+}
+
+// An operator that sees the CG's stop flag (LinearOperator::apply_unless_stopped) and records what it
+// was given; it runs in full regardless, as an operator that ignores the flag does.
+class FlagRecordingOperator : public OpaqueOperator {
+ public:
+  using OpaqueOperator::OpaqueOperator;
+  void apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y, const int* stopped) const override {
+    ++flagged_applies;
+    if (stopped) flags.push_back(stopped);
+    apply(x, y);
+  }
+  mutable int flagged_applies = 0;
+  mutable std::vector<const int*> flags;
+};
+
+// The CG's loop hands the operator one device flag, zero while it iterates and nonzero once it has
+// stopped, and the same solution whatever check_every (the iterations after the stop are discarded).
+TEST(GpuCg, OperatorGetsTheStopFlag) {
+  REQUIRE_CUDA_DEVICE();
+  const linalg_cuda::CsrMatrix a = linalg_cuda::poisson2d(20);
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 23);
+  const linalg_cuda::DeviceCsrMatrix device_a(a);
+  const DeviceVector<double> device_b(b);
+  DeviceVector<double> reference(a.rows(), 0.0);
+  CgOptions options = options_for(PreconditionerType::None, 1, 1e-10);
+  options.check_every = 1;
+  const auto s_reference = linalg_cuda::cg(OpaqueOperator(device_a), device_b, reference, options);
+  ASSERT_TRUE(s_reference.converged) << s_reference.message;
+  for (const int check_every : {1, 7, 64}) {
+    options.check_every = check_every;
+    const FlagRecordingOperator op(device_a);
+    DeviceVector<double> x(a.rows(), 0.0);
+    linalg_cuda::ConjugateGradient solver(options);  // its state, and so the flag, outlives the solve
+    const auto s = solver.solve(op, device_b, x, nullptr);
+    ASSERT_TRUE(s.converged) << s.message;
+    EXPECT_EQ(s.iterations, s_reference.iterations) << check_every;
+    EXPECT_EQ(x.to_std(), reference.to_std()) << check_every;  // bit for bit
+    ASSERT_GE(op.flagged_applies, 1) << check_every;
+    ASSERT_EQ(op.flags.size(), static_cast<std::size_t>(op.flagged_applies)) << "a null flag, check_every " << check_every;
+    for (const int* flag : op.flags) EXPECT_EQ(flag, op.flags.front()) << check_every;
+    int stopped = 0;
+    ASSERT_EQ(cudaMemcpy(&stopped, op.flags.front(), sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_NE(stopped, 0) << check_every;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstddef>
 
 #include "set_up_threads.h"
@@ -72,53 +73,72 @@ class TileCounts {
   std::vector<int> count_, cursor_, touched_;
 };
 
+// The tiles' bounds over points [first, last), greedily: a tile takes points while their items fit (a
+// point of more items than a tile's alone). Appends each tile's end (one past its last point) and its
+// item count.
+void find_tile_bounds(int first, int last, TileCounts& counts, std::vector<int>* ends, std::vector<int>* items_of) {
+  int open = first, items = 0;  // the open tile's first point and items
+  for (int p = first; p < last; ++p) {
+    const int added = counts.add(p);
+    if (items + added <= kTileItems || p == open) {
+      items += added;
+      continue;
+    }
+    counts.remove(p);  // p starts the next tile
+    counts.clear();
+    ends->push_back(p);
+    items_of->push_back(items);
+    open = p;
+    items = counts.add(p);
+  }
+  counts.clear();
+  if (last > open) {
+    ends->push_back(last);
+    items_of->push_back(items);
+  }
+}
+
 }  // namespace
 
 GroupedPointTiles make_grouped_point_tiles(const std::vector<int>& point_start, const std::vector<int>& slot_camera,
                                            int cameras) {
   GroupedPointTiles out;
   const int points = static_cast<int>(point_start.size()) - 1;
-  // The tiles' bounds, greedily on one thread: a tile takes points while their items fit.
+  SetUpThreads threads(static_cast<long>(slot_camera.size()));
+  // The tiles' bounds, segment by segment on all threads, then joined in order.
+  const int segments = (points + kTileBoundSegment - 1) / kTileBoundSegment;
+  std::vector<std::vector<int>> ends(segments), items_of(segments);
+#pragma omp parallel
+  {
+    TileCounts counts(point_start, slot_camera, cameras);
+#pragma omp for schedule(dynamic, 1)
+    for (int segment = 0; segment < segments; ++segment) {
+      const int first = segment * kTileBoundSegment;
+      find_tile_bounds(first, std::min(points, first + kTileBoundSegment), counts, &ends[segment], &items_of[segment]);
+    }
+  }
   out.tile_start = {0};
   out.tile_item_start = {0};
   out.tile_point_start = {0};
-  {
-    TileCounts counts(point_start, slot_camera, cameras);
-    int items = 0;  // the open tile's
-    const auto close = [&](int last) {
-      out.tile_start.push_back(point_start[last]);
-      out.tile_item_start.push_back(out.tile_item_start.back() + items);
-      out.tile_point_start.push_back(last);
-      counts.clear();
-    };
-    for (int p = 0; p < points; ++p) {
-      const int added = counts.add(p);
-      if (items + added <= kTileItems || p == out.tile_point_start.back()) {
-        items += added;
-        continue;
-      }
-      counts.remove(p);  // p starts the next tile
-      close(p);
-      items = counts.add(p);
+  for (int segment = 0; segment < segments; ++segment)
+    for (std::size_t k = 0; k < ends[segment].size(); ++k) {
+      out.tile_start.push_back(point_start[ends[segment][k]]);
+      out.tile_item_start.push_back(out.tile_item_start.back() + items_of[segment][k]);
+      out.tile_point_start.push_back(ends[segment][k]);
     }
-    if (points > out.tile_point_start.back()) close(points);
-  }
   // Their positions and items, tile by tile on all threads.
   const int tiles = static_cast<int>(out.tile_start.size()) - 1;
   out.position_slot.resize(slot_camera.size());
   out.item_start.resize(static_cast<std::size_t>(out.tile_item_start.back()) + 1);
   out.item_camera.resize(out.tile_item_start.back());
   out.item_start.back() = point_start.empty() ? 0 : point_start.back();
-  {
-    SetUpThreads threads(static_cast<long>(slot_camera.size()));
 #pragma omp parallel
-    {
-      TileCounts counts(point_start, slot_camera, cameras);
+  {
+    TileCounts counts(point_start, slot_camera, cameras);
 #pragma omp for schedule(dynamic, 256)
-      for (int tile = 0; tile < tiles; ++tile) {
-        for (int p = out.tile_point_start[tile]; p < out.tile_point_start[tile + 1]; ++p) counts.add(p);
-        counts.fill(tile, &out);
-      }
+    for (int tile = 0; tile < tiles; ++tile) {
+      for (int p = out.tile_point_start[tile]; p < out.tile_point_start[tile + 1]; ++p) counts.add(p);
+      counts.fill(tile, &out);
     }
   }
   return out;

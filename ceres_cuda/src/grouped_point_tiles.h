@@ -16,6 +16,9 @@ namespace ceres_cuda::detail {
 
 constexpr int kItemSlots = 4;   // residuals a lane takes with one read of their camera
 constexpr int kTileItems = 32;  // items of a tile: one per lane; a point with more is a tile of its own
+// Tiles never straddle a multiple of this many points: the bounds are found segment by segment on all
+// threads, and are the same whatever the number of threads (and so are the sums' orders).
+constexpr int kTileBoundSegment = 1 << 16;
 
 struct GroupedPointTiles {
   // Per tile, and one past the last: its first position (the first slot of its first point: tiles
@@ -31,8 +34,9 @@ struct GroupedPointTiles {
 // point_start: the points' CSR starts over the slots; slot_camera: per slot its residual's camera,
 // variable (>= 0: its index) or constant (~ its parameter block's index; variable cameras' indices
 // are their parameter blocks'); cameras: how many parameter blocks of cameras there are.
-// The tiles' bounds are found on one thread (greedily: a tile takes points while their items fit),
-// their positions and items filled on all threads of the set-up (set_up_threads.h).
+// The tiles' bounds are found greedily (a tile takes points while their items fit, and ends at the
+// latest at a multiple of kTileBoundSegment points), a segment to a thread, and their positions and
+// items filled, on all threads of the set-up (set_up_threads.h).
 GroupedPointTiles make_grouped_point_tiles(const std::vector<int>& point_start, const std::vector<int>& slot_camera,
                                            int cameras);
 

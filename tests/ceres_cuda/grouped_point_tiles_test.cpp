@@ -2,7 +2,8 @@
 // one position of its own tile, tiles of whole points in order with at most kTileItems items (or one
 // point), items of at most kItemSlots positions of one camera, a tile's positions camera by camera in
 // order of first use and slot order within a camera; on random structures (constant cameras, repeated
-// pairs, points seen by many cameras; the fill on one thread and on all) and on the BAL files' own.
+// pairs, points seen by many cameras, several segments of the bounds' search; on one thread and on all)
+// and on the BAL files' own.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -73,8 +74,12 @@ void expect_valid(const std::vector<int>& point_start, const std::vector<int>& s
   }
   for (int q = 0; q < slots; ++q) EXPECT_EQ(seen[q], 1) << "slot " << q;
   // Tiles are as large as the item limit allows: with the next tile's first point the items would be
-  // too many.
+  // too many, unless that point starts a segment of the bounds' search. No tile straddles one.
+  for (int tile = 0; tile < tiles; ++tile)
+    EXPECT_EQ(t.tile_point_start[tile] / kTileBoundSegment, (t.tile_point_start[tile + 1] - 1) / kTileBoundSegment)
+        << "tile " << tile << " straddles a segment";
   for (int tile = 0; tile + 1 < tiles; ++tile) {
+    if (t.tile_point_start[tile + 1] % kTileBoundSegment == 0) continue;
     std::map<int, int> count;
     int items = 0;
     for (int q = t.tile_start[tile]; q < point_start[t.tile_point_start[tile + 1] + 1]; ++q)
@@ -120,6 +125,7 @@ TEST(GroupedPointTiles, RandomStructures) {
   random_case(rng, 500, 40, 6, 2);
   random_case(rng, 300, 200, 80, 0);  // points seen by more cameras than a tile's items
   random_case(rng, 2000, 5, 12, 3);   // few cameras: long items
+  random_case(rng, 2 * kTileBoundSegment + 999, 3000, 6, 0);  // three segments of the bounds' search
 }
 
 TEST(GroupedPointTiles, EmptyProblem) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the packed folder (see gpu_pack_variants.sh): every packed revision's test
 # suite, then its benchmark with the given arguments, in ROUNDS (default 2) rounds that take the
-# revisions in turn, then a table of each benchmark row's figures by revision. Logs go to $OUT (or out/);
-# the summary also to stdout.
+# revisions in turn, then a table of each benchmark row's figures by revision. The summary goes to
+# $OUT/variants_summary.txt (or out/) as it is written, so that a call cut short still brings back
+# what ran, and to stdout; the logs, kept outside $OUT while the call runs (the device tool brings back
+# at most 8 files), go to $OUT/variants_logs.tar.gz at the end.
 #
 #   bash .device/gpu_run_variants.sh [BENCH_ARGS...]          e.g. --only Venice --skip-ceres
 #   ROUNDS (default 2) and ROW_PATTERN (default " LM ", the benchmark rows of bench_ceres) in the environment;
@@ -10,7 +12,8 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 out=${OUT:-out}
-mkdir -p "$out" variants
+logs=$PWD/variant_logs
+mkdir -p "$out" variants "$logs"
 tar -xJf variants.tar.xz -C variants
 export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SOLVERS_DATA=$PWD/data
 module=$(cat variants/module)
@@ -24,20 +27,21 @@ summary=$out/variants_summary.txt
       none) continue ;;
       last) [[ $name == "${names[-1]}" ]] || continue ;;
     esac
-    "variants/$name/${module}_cuda_test" --gtest_brief=1 >"$out/$name.test.log" 2>&1
-    echo "   tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$out/$name.test.log" | tr '\n' ' ')"
-    grep -E '^\[  FAILED  \]' "$out/$name.test.log" | head -n 10
+    "variants/$name/${module}_cuda_test" --gtest_brief=1 >"$logs/$name.test.log" 2>&1
+    echo "   tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$logs/$name.test.log" | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \]' "$logs/$name.test.log" | head -n 10
   done
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for name in "${names[@]}"; do
-      "variants/$name/bench_$module" "$@" >"$out/$name.bench.$round.log" 2>&1
+      "variants/$name/bench_$module" "$@" >"$logs/$name.bench.$round.log" 2>&1
     done
   done
   # Each benchmark row (lines matching ROW_PATTERN, default bench_ceres's " LM "), by revision and round.
   for name in "${names[@]}"; do
     echo "== $name"
     for round in $(seq 1 "${ROUNDS:-2}"); do
-      grep -E "${ROW_PATTERN:- LM }" "$out/$name.bench.$round.log" | sed -E 's/ +/ /g' | cut -c1-220 | sed "s/^/   round $round: /"
+      grep -E "${ROW_PATTERN:- LM }" "$logs/$name.bench.$round.log" | sed -E 's/ +/ /g' | cut -c1-220 | sed "s/^/   round $round: /"
     done
   done
 } 2>&1 | tee "$summary"
+tar -czf "$out/variants_logs.tar.gz" -C "$logs" .

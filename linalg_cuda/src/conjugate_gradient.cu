@@ -204,8 +204,9 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
       LINALG_CUDA_CHECK_LAUNCH();
     }
     if (block_jacobi) {
-      detail::cg_update_block_jacobi<<<w.blocks_for(block_jacobi->num_blocks() * detail::kBlockLanes), kCgThreads, 0,
-                                       stream>>>(
+      const std::size_t blocks_per_pass = kCgThreads / block_jacobi->block_size();
+      const std::size_t passes = (block_jacobi->num_blocks() + blocks_per_pass - 1) / blocks_per_pass;
+      detail::cg_update_block_jacobi<<<w.blocks_for(passes * kCgThreads), kCgThreads, 0, stream>>>(
           size, block_jacobi->block_size(), static_cast<int>(block_jacobi->num_blocks()),
           block_jacobi->layout() == BlockVectorLayout::kContinuousElement, x.data(), w.r.data(), z, w.p.data(),
           w.q.data(), block_jacobi->inverse_blocks().data(), quadratic_b, w.partials.data(), w.state);

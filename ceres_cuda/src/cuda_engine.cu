@@ -524,6 +524,9 @@ class CudaEngine final : public BaEngine {
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
       if (fast_) {
         grouped_point_tiles();
+        LINALG_CUDA_CHECK(cudaFuncSetAttribute(staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>())));
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         scaled_Vinv_ =
             DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
@@ -873,8 +876,9 @@ class CudaEngine final : public BaEngine {
     const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
     double* partial = const_cast<double*>(partial_.data());
     if (fast_)
-      staged_camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(snavely_camera_terms(), chunk_begin_.data(), chunks_,
-                                                                   partial, shape_.c, stopped);
+      staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>
+          <<<blocks, kThreads, staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_>>>(
+              snavely_camera_terms(), chunk_begin_.data(), chunks_, partial, shape_.c, stopped);
     else if (shape_.m == 2 && shape_.c == 9)
       camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
                                                             shape_.c, stopped);

@@ -335,20 +335,32 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 }
 
 // camera_chunks with each thread's inputs copied into shared memory ahead of use (cp.async), for
-// Terms whose residuals gather by an index they stream (Terms also has a Staged ring of kRing slots
-// per thread, void stage_streamed(int i, int slot, Staged&) const for the streamed inputs and the index,
-// void stage_gathered(int slot, Staged&) const for the gathered ones, and
-// void load_staged(int slot, const Staged&, Fetched&) const): residual j + 2's streamed inputs and residual
-// j + 1's gathers are in flight while residual j is added, so that a residual waits for neither its
-// stream nor its index-then-gather round trips. A thread reads back only what it staged: no barrier.
-template <class Terms>
+// Terms whose residuals gather by an index they stream (Terms also has a ring Staged<kRing> of kRing
+// slots per thread, in dynamic shared memory (staged_camera_shared_bytes), void stage_streamed(int i,
+// int slot, Staged&) const for the streamed inputs and the index, void stage_gathered(int slot, Staged&)
+// const for the gathered ones, and void load_staged(int slot, const Staged&, Fetched&) const): residual
+// j + kRing - 1's streamed inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in flight
+// while residual j is added, so that a residual waits for neither its stream nor its index-then-gather
+// round trips. A thread reads back only what it staged: no barrier.
+// The commit groups, in order: S0 S1 G0, then S(k) G(k - 1) for k = 2 .. kRing - 2 (the prologue),
+// then per residual j S(j + kRing - 1) G(j + kRing - 2). Before G(k), S(k) must be done: all but the
+// last 2 groups (G(k - 1)'s and S(k + 1)'s, or S1 and the first gather's wait_prior(1)); before residual
+// j is added, G(j) must be done: all but the last 2 (kRing - 2) groups (the gathers after it and the
+// streams between them).
+template <class Terms, int kRing>
+constexpr std::size_t staged_camera_shared_bytes() {
+  return sizeof(typename Terms::template Staged<kRing>);
+}
+
+template <class Terms, int kRing>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     staged_camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride,
                                const int* stopped) {
   if (cg_has_stopped(stopped)) return;
-  __shared__ typename Terms::Staged staged;
-  constexpr int kRing = Terms::kRing;
-  static_assert(kRing == 3, "the ring holds residuals j, j + 1 and j + 2");
+  static_assert(kRing >= 3, "the ring holds at least residuals j, j + 1 and j + 2");
+  using Staged = typename Terms::template Staged<kRing>;
+  extern __shared__ __align__(16) unsigned char staged_bytes[];
+  Staged& staged = *reinterpret_cast<Staged*>(staged_bytes);
   camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride,
                 [&](const typename Terms::Camera& camera, int begin, int end, double (&acc)[Terms::kSums]) {
                   const int first = begin + static_cast<int>(threadIdx.x);
@@ -365,11 +377,17 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
                   stream(1);
                   __pipeline_wait_prior(1);  // residual 0's stream
                   gather(0);
+#pragma unroll
+                  for (int k = 2; k <= kRing - 2; ++k) {
+                    stream(k);
+                    __pipeline_wait_prior(2);  // residual k - 1's stream
+                    gather(k - 1);
+                  }
                   for (int j = 0; j < n; ++j) {
-                    stream(j + 2);
-                    __pipeline_wait_prior(2);  // residual j + 1's stream
-                    gather(j + 1);
-                    __pipeline_wait_prior(2);  // residual j's gathers
+                    stream(j + kRing - 1);
+                    __pipeline_wait_prior(2);  // residual j + kRing - 2's stream
+                    gather(j + kRing - 2);
+                    __pipeline_wait_prior(2 * (kRing - 2));  // residual j's gathers
                     typename Terms::Fetched fetched;
                     terms.load_staged(j % kRing, staged, fetched);
                     terms.add(camera, first + j * kThreads, fetched, acc);

@@ -222,7 +222,7 @@ struct SnavelyPointTerms {
 struct SnavelyCameraTerms {
   static constexpr int kSums = 9;
   static constexpr int kMinBlocks = 3;  // 80 registers
-  static constexpr int kRing = 3;       // staged_camera_chunk_kernel's residuals in flight per thread
+  static constexpr int kRing = 4;       // staged_camera_chunk_kernel's residuals in flight per thread
   Shape s;
   const double* views;        // compact_views_kernel's, residual order
   const double* corrections;  // likewise; null without a loss
@@ -246,10 +246,11 @@ struct SnavelyCameraTerms {
     bool variable_point;
   };
   // Per thread (the last index), kRing residuals: the view and the point index streamed, w~ gathered.
+  template <int kSlots>
   struct Staged {
-    double view[kRing][kCompactViewSize][kThreads];
-    double w[kRing][3][kThreads];
-    int point[kRing][kThreads];
+    double view[kSlots][kCompactViewSize][kThreads];
+    double w[kSlots][3][kThreads];
+    int point[kSlots][kThreads];
   };
 
   __device__ __forceinline__ const double* frame(int cam) const { return frames + static_cast<std::size_t>(cam) * kFrameSize; }
@@ -265,20 +266,23 @@ struct SnavelyCameraTerms {
     return {cam, first_order_frame(frame(cam)), shared.tangent, shared.R};
   }
 
-  __device__ __forceinline__ void stage_streamed(int i, int slot, Staged& staged) const {
+  template <class Ring>
+  __device__ __forceinline__ void stage_streamed(int i, int slot, Ring& staged) const {
     for (int k = 0; k < kCompactViewSize; ++k)
       __pipeline_memcpy_async(&staged.view[slot][k][threadIdx.x], views + static_cast<std::size_t>(k) * s.R + i, sizeof(double));
     __pipeline_memcpy_async(&staged.point[slot][threadIdx.x], s.point_of + i, sizeof(int));
   }
 
-  __device__ __forceinline__ void stage_gathered(int slot, Staged& staged) const {
+  template <class Ring>
+  __device__ __forceinline__ void stage_gathered(int slot, Ring& staged) const {
     const int p = staged.point[slot][threadIdx.x];
     if (p < 0) return;  // a constant point: nothing to gather
     for (int j = 0; j < 3; ++j)
       __pipeline_memcpy_async(&staged.w[slot][j][threadIdx.x], point_w + pt_at(s, p, j), sizeof(double));
   }
 
-  __device__ __forceinline__ void load_staged(int slot, const Staged& staged, Fetched& f) const {
+  template <class Ring>
+  __device__ __forceinline__ void load_staged(int slot, const Ring& staged, Fetched& f) const {
     for (int k = 0; k < kCompactViewSize; ++k) f.view[k] = staged.view[slot][k][threadIdx.x];
     f.variable_point = staged.point[slot][threadIdx.x] >= 0;
     // Read whatever the slot holds: for a constant point nothing was staged and add() does not use w

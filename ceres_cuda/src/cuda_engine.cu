@@ -524,7 +524,9 @@ class CudaEngine final : public BaEngine {
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
       if (fast_) {
         grouped_point_tiles();
-        staged_camera_launch_shape();
+        LINALG_CUDA_CHECK(cudaFuncSetAttribute(staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>())));
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         scaled_Vinv_ =
             DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
@@ -561,15 +563,6 @@ class CudaEngine final : public BaEngine {
     chunk_begin.push_back(index_.cameras > 0 ? index_.camera_start[index_.cameras] : 0);
     chunk_begin_ = DeviceVector<int>(chunk_begin);
     camera_chunk_start_ = DeviceVector<int>(camera_chunk_start);
-    if (fast_) {  // the fast path's camera pass in the PCG loop: a warp to a chunk
-      std::vector<int> warp_chunk_begin, camera_warp_chunk_start;
-      make_warp_chunks(index_.camera_start, &warp_chunk_begin, &camera_warp_chunk_start);
-      warp_chunks_ = static_cast<int>(warp_chunk_begin.size()) - 1;
-      warp_chunk_begin_ = DeviceVector<int>(warp_chunk_begin);
-      camera_warp_chunk_start_ = DeviceVector<int>(camera_warp_chunk_start);
-      warp_chunk_work_ = DeviceVector<int>(2, 0);
-      warp_partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(warp_chunks_) * c), 0.0);
-    }
     // The camera pass's c sums per chunk, or camera_sums' 2 c.
     partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * 2 * c), 0.0);
     if (chunked_camera_blocks())
@@ -878,30 +871,24 @@ class CudaEngine final : public BaEngine {
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
-  // The camera pass: per chunk, the sums of F' v over its residuals into product_partial(), by the
-  // chunks of product_chunk_start().
+  // The camera pass: per chunk, the sums of F' v over its residuals into partial().
   void camera_pass(const double* x, const int* stopped) const {
-    if (fast_) {
-      if (warp_chunks_ == 0) return;
-      constexpr int kRing = SnavelyCameraTerms::kRing;
-      staged_camera_chunk_kernel<SnavelyCameraTerms, kRing>
-          <<<staged_camera_blocks_, kThreads, staged_camera_shared_bytes<SnavelyCameraTerms, kRing>(), stream_>>>(
-              snavely_camera_terms(), warp_chunk_begin_.data(), warp_chunks_, const_cast<int*>(warp_chunk_work_.data()),
-              product_partial(), shape_.c, stopped);
-    } else {
-      const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
-      if (shape_.m == 2 && shape_.c == 9)
-        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial(),
-                                                              shape_.c, stopped);
-      else
-        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<kMaxCameraSize>(x), chunk_begin_.data(),
-                                                              chunks_, partial(), shape_.c, stopped);
-    }
+    const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
+    double* partial = const_cast<double*>(partial_.data());
+    if (fast_)
+      staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>
+          <<<blocks, kThreads, staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_>>>(
+              snavely_camera_terms(), chunk_begin_.data(), chunks_, partial, shape_.c, stopped);
+    else if (shape_.m == 2 && shape_.c == 9)
+      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
+                                                            shape_.c, stopped);
+    else
+      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<kMaxCameraSize>(x), chunk_begin_.data(), chunks_,
+                                                            partial, shape_.c, stopped);
     LINALG_CUDA_CHECK_LAUNCH();
   }
-  const int* product_chunk_start() const { return fast_ ? camera_warp_chunk_start_.data() : camera_chunk_start_.data(); }
-  double* product_partial() const { return fast_ ? const_cast<double*>(warp_partial_.data()) : partial(); }
 
+  const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
   double* partial() const { return const_cast<double*>(partial_.data()); }
 
  private:
@@ -936,19 +923,6 @@ class CudaEngine final : public BaEngine {
         &per_multiprocessor, grouped_point_pass_kernel<SnavelyPointTerms, PointPassResult::kPerPointScaled>, kThreads, shared));
     grouped_point_blocks_ = static_cast<unsigned>(std::max(
         1, std::min(multiprocessors * std::max(1, per_multiprocessor), (grouped_.tiles + kWarpsPerBlock - 1) / kWarpsPerBlock)));
-  }
-
-  // The fast path's camera pass: its ring's shared memory allowed, and as many blocks as fit at once
-  // (its warps take chunks until none is left).
-  void staged_camera_launch_shape() {
-    const auto kernel = staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>;
-    constexpr std::size_t shared = staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>();
-    LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-    int device = 0, multiprocessors = 0, per_multiprocessor = 0;
-    LINALG_CUDA_CHECK(cudaGetDevice(&device));
-    LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-    LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, kThreads, shared));
-    staged_camera_blocks_ = static_cast<unsigned>(std::max(1, multiprocessors * std::max(1, per_multiprocessor)));
   }
 
   double* v() const { return const_cast<double*>(v_.data()); }
@@ -1195,12 +1169,6 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
   int chunks_ = 0;
   DeviceVector<int> chunk_begin_, camera_chunk_start_;
-  // The fast path's camera pass in the PCG loop: chunks of a warp each (make_warp_chunks), their sums,
-  // the kernel's chunk counter, and its grid.
-  int warp_chunks_ = 0;
-  DeviceVector<int> warp_chunk_begin_, camera_warp_chunk_start_, warp_chunk_work_;
-  DeviceVector<double> warp_partial_;
-  unsigned staged_camera_blocks_ = 1;
   DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
   int slots_ = 0, tiles_ = 0;  // tiles_: the generic path's (point_pass_kernel)
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
@@ -1240,7 +1208,7 @@ void SchurOperator::apply_unless_stopped(const DeviceVector<double>& x, DeviceVe
   engine_.product_point_pass(x.data(), stopped);
   engine_.camera_pass(x.data(), stopped);
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
-      s, engine_.product_chunk_start(), engine_.product_partial(), s.c, 0, engine_.d2(), x.data(), y.data(), stopped);
+      s, engine_.camera_chunk_start(), engine_.partial(), s.c, 0, engine_.d2(), x.data(), y.data(), stopped);
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

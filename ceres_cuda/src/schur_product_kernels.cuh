@@ -334,132 +334,65 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
                 });
 }
 
-// The fast path's camera pass, a warp to a chunk of at most kWarpChunk residuals of one camera
-// (make_warp_chunks): the warps never wait for one another. (A block to a chunk of up to kChunk, as in
-// camera_chunks, spent a fifth of its warps' time at the block's barriers at Venice scale on the H100,
-// waiting for its slowest warp at the chunk's end, and a 4.5-wave grid left a partial last wave.) A warp
-// takes its chunks from a counter (work[0]; the last warp to finish sets it back to 0 for the next
-// launch, work[1] counting the warps done): which warp adds up a chunk changes nothing in its sums.
-// Terms has
-//   static constexpr int kSums, kMinBlocks, kRing;   sums per chunk, blocks per SM, residuals in flight
-//   struct SharedCamera; struct Camera; struct Fetched; template <int> struct Staged;
-//   int chunk_camera(int i) const;                         the camera of residual i
-//   void stage_camera(int cam, SharedCamera&) const;       asynchronous copies of the camera's values
-//                                                          (cp.async, on every lane; each lane waits for
-//                                                          its own, then the warp syncs)
-//   Camera camera(int cam, const SharedCamera&) const;     once they have landed
-//   void stage_streamed(int i, int slot, Staged&) const;  residual i's streamed inputs and gather index
-//   void stage_gathered(int slot, Staged&) const;         its gathers, once the index has landed
-//   void load_staged(int slot, const Staged&, Fetched&) const;
-//   void add(const Camera&, int i, const Fetched&, double (&acc)[kSums]) const;   residual i's part
-//   void finish(const Camera&, const double (&sums)[kSums], double* out) const;    the chunk's values
-// Each lane copies its inputs into shared memory ahead of use (Staged, a ring of kRing slots per
-// thread, in dynamic shared memory: staged_camera_shared_bytes): residual j + kRing - 1's streamed
-// inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in flight while residual j is added,
-// so that a residual waits for neither its stream nor its index-then-gather round trips. A thread
-// reads back only what it staged. The commit groups, in order: S0 S1 G0, then S(k) G(k - 1) for
-// k = 2 .. kRing - 2 (the prologue), then per residual j S(j + kRing - 1) G(j + kRing - 2). Before
-// G(k), S(k) must be done: all but the last 2 groups (or all but S1 for G0); before residual j is
-// added, G(j): all but the last 2 (kRing - 2) groups.
-constexpr int kWarpChunk = 512;  // 16 residuals a lane
-
-// Per camera, its residuals (camera_start, camera-major) cut into the fewest chunks of at most
-// kWarpChunk, of equal sizes to within one: chunk_begin (with the end last) and, per camera, its first
-// chunk (camera_chunk_start, with the count last).
-void make_warp_chunks(const std::vector<int>& camera_start, std::vector<int>* chunk_begin,
-                      std::vector<int>* camera_chunk_start) {
-  chunk_begin->clear();
-  camera_chunk_start->assign(1, 0);
-  const int cameras = static_cast<int>(camera_start.size()) - 1;
-  for (int cam = 0; cam < cameras; ++cam) {
-    const int begin = camera_start[cam], n = camera_start[cam + 1] - begin;
-    const int pieces = (n + kWarpChunk - 1) / kWarpChunk;
-    for (int k = 0; k < pieces; ++k) chunk_begin->push_back(begin + static_cast<int>(static_cast<long long>(n) * k / pieces));
-    camera_chunk_start->push_back(static_cast<int>(chunk_begin->size()));
-  }
-  chunk_begin->push_back(cameras > 0 ? camera_start[cameras] : 0);
-}
-
+// camera_chunks with each thread's inputs copied into shared memory ahead of use (cp.async), for
+// Terms whose residuals gather by an index they stream (Terms also has a ring Staged<kRing> of kRing
+// slots per thread, in dynamic shared memory (staged_camera_shared_bytes), void stage_streamed(int i,
+// int slot, Staged&) const for the streamed inputs and the index, void stage_gathered(int slot, Staged&)
+// const for the gathered ones, and void load_staged(int slot, const Staged&, Fetched&) const): residual
+// j + kRing - 1's streamed inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in flight
+// while residual j is added, so that a residual waits for neither its stream nor its index-then-gather
+// round trips. A thread reads back only what it staged: no barrier.
+// The commit groups, in order: S0 S1 G0, then S(k) G(k - 1) for k = 2 .. kRing - 2 (the prologue),
+// then per residual j S(j + kRing - 1) G(j + kRing - 2). Before G(k), S(k) must be done: all but the
+// last 2 groups (G(k - 1)'s and S(k + 1)'s, or S1 and the first gather's wait_prior(1)); before residual
+// j is added, G(j) must be done: all but the last 2 (kRing - 2) groups (the gathers after it and the
+// streams between them).
 template <class Terms, int kRing>
 constexpr std::size_t staged_camera_shared_bytes() {
   return sizeof(typename Terms::template Staged<kRing>);
 }
 
-// The next chunk for the calling warp, from the counter (lane 0 takes it, every lane gets it).
-__device__ __forceinline__ int take_chunk(int* work, int lane) {
-  int chunk = 0;
-  if (lane == 0) chunk = atomicAdd(work, 1);
-  return __shfl_sync(0xffffffffu, chunk, 0);
-}
-
 template <class Terms, int kRing>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    staged_camera_chunk_kernel(Terms terms, const int* __restrict__ chunk_begin, int chunks, int* work,
-                               double* __restrict__ partial, int stride, const int* stopped) {
+    staged_camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride,
+                               const int* stopped) {
   if (cg_has_stopped(stopped)) return;
   static_assert(kRing >= 3, "the ring holds at least residuals j, j + 1 and j + 2");
-  constexpr int N = Terms::kSums;
   using Staged = typename Terms::template Staged<kRing>;
   extern __shared__ __align__(16) unsigned char staged_bytes[];
   Staged& staged = *reinterpret_cast<Staged*>(staged_bytes);
-  __shared__ __align__(16) typename Terms::SharedCamera shared_cameras[kWarpsPerBlock];
-  typename Terms::SharedCamera& shared_camera = shared_cameras[threadIdx.x / 32];
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  int chunk = take_chunk(work, lane);
-  while (chunk < chunks) {
-    const int upcoming = take_chunk(work, lane);  // its round trip overlaps this chunk
-    const int begin = chunk_begin[chunk], end = chunk_begin[chunk + 1];
-    const int cam = terms.chunk_camera(begin);
-    const int first = begin + lane;
-    const int n = first < end ? (end - first + 31) / 32 : 0;
-    const auto stream = [&](int j) {  // an empty group past the lane's residuals
-      if (j < n) terms.stage_streamed(first + j * 32, j % kRing, staged);
-      __pipeline_commit();
-    };
-    const auto gather = [&](int j) {
-      if (j < n) terms.stage_gathered(j % kRing, staged);
-      __pipeline_commit();
-    };
-    __syncwarp();  // the lanes are done with the previous chunk's camera
-    terms.stage_camera(cam, shared_camera);  // in S0's group
-    stream(0);
-    stream(1);
-    __pipeline_wait_prior(1);  // residual 0's stream and the camera
-    gather(0);
+  camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride,
+                [&](const typename Terms::Camera& camera, int begin, int end, double (&acc)[Terms::kSums]) {
+                  const int first = begin + static_cast<int>(threadIdx.x);
+                  const int n = first < end ? (end - first + kThreads - 1) / kThreads : 0;
+                  const auto stream = [&](int j) {  // an empty group past the thread's residuals
+                    if (j < n) terms.stage_streamed(first + j * kThreads, j % kRing, staged);
+                    __pipeline_commit();
+                  };
+                  const auto gather = [&](int j) {
+                    if (j < n) terms.stage_gathered(j % kRing, staged);
+                    __pipeline_commit();
+                  };
+                  stream(0);
+                  stream(1);
+                  __pipeline_wait_prior(1);  // residual 0's stream
+                  gather(0);
 #pragma unroll
-    for (int k = 2; k <= kRing - 2; ++k) {
-      stream(k);
-      __pipeline_wait_prior(2);  // residual k - 1's stream
-      gather(k - 1);
-    }
-    __syncwarp();  // every lane's part of the camera has landed
-    const typename Terms::Camera camera = terms.camera(cam, shared_camera);
-    double acc[N];
-#pragma unroll
-    for (int k = 0; k < N; ++k) acc[k] = 0.0;
-    for (int j = 0; j < n; ++j) {
-      stream(j + kRing - 1);
-      __pipeline_wait_prior(2);  // residual j + kRing - 2's stream
-      gather(j + kRing - 2);
-      __pipeline_wait_prior(2 * (kRing - 2));  // residual j's gathers
-      typename Terms::Fetched fetched;
-      terms.load_staged(j % kRing, staged, fetched);
-      terms.add(camera, first + j * 32, fetched, acc);
-    }
-    __pipeline_wait_prior(0);  // nothing of this chunk's lands in the ring after it
-    double sums[N];
-#pragma unroll
-    for (int k = 0; k < N; ++k) sums[k] = warp_sum(acc[k]);
-    if (lane == 0) terms.finish(camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
-    chunk = upcoming;
-  }
-  if (lane == 0) {
-    __threadfence();  // this warp's takes come before its count
-    if (atomicAdd(work + 1, 1) == static_cast<int>(gridDim.x) * kWarpsPerBlock - 1) {
-      work[0] = 0;
-      work[1] = 0;
-    }
-  }
+                  for (int k = 2; k <= kRing - 2; ++k) {
+                    stream(k);
+                    __pipeline_wait_prior(2);  // residual k - 1's stream
+                    gather(k - 1);
+                  }
+                  for (int j = 0; j < n; ++j) {
+                    stream(j + kRing - 1);
+                    __pipeline_wait_prior(2);  // residual j + kRing - 2's stream
+                    gather(j + kRing - 2);
+                    __pipeline_wait_prior(2 * (kRing - 2));  // residual j's gathers
+                    typename Terms::Fetched fetched;
+                    terms.load_staged(j % kRing, staged, fetched);
+                    terms.add(camera, first + j * kThreads, fetched, acc);
+                  }
+                });
 }
 
 // camera_chunk_kernel's hooks for terms that stream their blocks: no per-camera state and nothing to

@@ -553,15 +553,22 @@ class CudaEngine final : public BaEngine {
       }
     }
     phase("point order");
-    // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product.
-    std::vector<int> chunk_begin, camera_chunk_start{0};
+    // Chunks of at most kChunk residuals of one camera, for the camera pass of the Schur product: a
+    // camera's residuals in the fewest chunks, of equal sizes to within one (its threads equally busy).
+    std::vector<int> chunk_begin, chunk_camera, camera_chunk_start{0};
     for (int cam = 0; cam < index_.cameras; ++cam) {
-      for (int b = index_.camera_start[cam]; b < index_.camera_start[cam + 1]; b += kChunk) chunk_begin.push_back(b);
+      const int begin = index_.camera_start[cam], n = index_.camera_start[cam + 1] - begin;
+      const int pieces = (n + kChunk - 1) / kChunk;
+      for (int k = 0; k < pieces; ++k) {
+        chunk_begin.push_back(begin + static_cast<int>(static_cast<long long>(n) * k / pieces));
+        chunk_camera.push_back(cam);
+      }
       camera_chunk_start.push_back(static_cast<int>(chunk_begin.size()));
     }
     chunks_ = static_cast<int>(chunk_begin.size());
     chunk_begin.push_back(index_.cameras > 0 ? index_.camera_start[index_.cameras] : 0);
     chunk_begin_ = DeviceVector<int>(chunk_begin);
+    chunk_camera_ = upload_index(chunk_camera);
     camera_chunk_start_ = DeviceVector<int>(camera_chunk_start);
     // The camera pass's c sums per chunk, or camera_sums' 2 c.
     partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * 2 * c), 0.0);
@@ -878,7 +885,7 @@ class CudaEngine final : public BaEngine {
     if (fast_)
       staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>
           <<<blocks, kThreads, staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_>>>(
-              snavely_camera_terms(), chunk_begin_.data(), chunks_, partial, shape_.c, stopped);
+              snavely_camera_terms(), chunk_begin_.data(), chunk_camera_.data(), chunks_, partial, shape_.c, stopped);
     else if (shape_.m == 2 && shape_.c == 9)
       camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
                                                             shape_.c, stopped);
@@ -1168,7 +1175,7 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> cameras_, points_, candidate_cameras_, candidate_points_, observations_;
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
   int chunks_ = 0;
-  DeviceVector<int> chunk_begin_, camera_chunk_start_;
+  DeviceVector<int> chunk_begin_, chunk_camera_, camera_chunk_start_;  // chunk_camera_: per chunk, its camera
   DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
   int slots_ = 0, tiles_ = 0;  // tiles_: the generic path's (point_pass_kernel)
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;

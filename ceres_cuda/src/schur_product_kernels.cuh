@@ -334,19 +334,28 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
                 });
 }
 
-// camera_chunks with each thread's inputs copied into shared memory ahead of use (cp.async), for
-// Terms whose residuals gather by an index they stream (Terms also has a ring Staged<kRing> of kRing
-// slots per thread, in dynamic shared memory (staged_camera_shared_bytes), void stage_streamed(int i,
-// int slot, Staged&) const for the streamed inputs and the index, void stage_gathered(int slot, Staged&)
-// const for the gathered ones, and void load_staged(int slot, const Staged&, Fetched&) const): residual
-// j + kRing - 1's streamed inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in flight
-// while residual j is added, so that a residual waits for neither its stream nor its index-then-gather
-// round trips. A thread reads back only what it staged: no barrier.
-// The commit groups, in order: S0 S1 G0, then S(k) G(k - 1) for k = 2 .. kRing - 2 (the prologue),
-// then per residual j S(j + kRing - 1) G(j + kRing - 2). Before G(k), S(k) must be done: all but the
-// last 2 groups (G(k - 1)'s and S(k + 1)'s, or S1 and the first gather's wait_prior(1)); before residual
-// j is added, G(j) must be done: all but the last 2 (kRing - 2) groups (the gathers after it and the
-// streams between them).
+// The fast path's camera pass: camera_chunks' walk with each thread's inputs copied into shared memory
+// ahead of use (cp.async), for Terms whose residuals gather by an index they stream. Terms has
+//   static constexpr int kSums, kMinBlocks, kRing;   sums per chunk, blocks per SM, residuals in flight
+//   struct SharedCamera; struct Camera; struct Fetched; template <int> struct Staged;
+//   void stage_camera(int cam, SharedCamera&) const;       asynchronous copies of the camera's values
+//                                                          (cp.async, on the block's first threads)
+//   Camera camera(int cam, const SharedCamera&) const;     once they have landed
+//   void stage_streamed(int i, int slot, Staged&) const;  residual i's streamed inputs and gather index
+//   void stage_gathered(int slot, Staged&) const;         its gathers, once the index has landed
+//   void load_staged(int slot, const Staged&, Fetched&) const;
+//   and add and finish as for camera_chunks.
+// Staged is a ring of kRing slots per thread, in dynamic shared memory (staged_camera_shared_bytes):
+// residual j + kRing - 1's streamed inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in
+// flight while residual j is added, so that a residual waits for neither its stream nor its
+// index-then-gather round trips. A thread reads back only what it staged. The commit groups, in
+// order: S0 S1 G0, then S(k) G(k - 1) for k = 2 .. kRing - 2 (the prologue), then per residual j
+// S(j + kRing - 1) G(j + kRing - 2). Before G(k), S(k) must be done: all but the last 2 groups (or all
+// but S1 for G0); before residual j is added, G(j): all but the last 2 (kRing - 2) groups.
+// A chunk's camera comes with its bounds (chunk_camera) and is copied in S0's group, so that a chunk
+// starts after two round trips (its bounds, then its first residuals and its camera) where reading
+// the camera off its first residual and then loading it before the streams took four: a block's
+// start is latency that the other blocks on its multiprocessor must hide.
 template <class Terms, int kRing>
 constexpr std::size_t staged_camera_shared_bytes() {
   return sizeof(typename Terms::template Staged<kRing>);
@@ -354,45 +363,58 @@ constexpr std::size_t staged_camera_shared_bytes() {
 
 template <class Terms, int kRing>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
-    staged_camera_chunk_kernel(Terms terms, const int* chunk_begin, int chunks, double* partial, int stride,
-                               const int* stopped) {
+    staged_camera_chunk_kernel(Terms terms, const int* __restrict__ chunk_begin, const int* __restrict__ chunk_camera,
+                               int chunks, double* __restrict__ partial, int stride, const int* stopped) {
   if (cg_has_stopped(stopped)) return;
   static_assert(kRing >= 3, "the ring holds at least residuals j, j + 1 and j + 2");
+  constexpr int N = Terms::kSums;
   using Staged = typename Terms::template Staged<kRing>;
   extern __shared__ __align__(16) unsigned char staged_bytes[];
   Staged& staged = *reinterpret_cast<Staged*>(staged_bytes);
-  camera_chunks(terms.s, chunk_begin, chunks, terms, partial, stride,
-                [&](const typename Terms::Camera& camera, int begin, int end, double (&acc)[Terms::kSums]) {
-                  const int first = begin + static_cast<int>(threadIdx.x);
-                  const int n = first < end ? (end - first + kThreads - 1) / kThreads : 0;
-                  const auto stream = [&](int j) {  // an empty group past the thread's residuals
-                    if (j < n) terms.stage_streamed(first + j * kThreads, j % kRing, staged);
-                    __pipeline_commit();
-                  };
-                  const auto gather = [&](int j) {
-                    if (j < n) terms.stage_gathered(j % kRing, staged);
-                    __pipeline_commit();
-                  };
-                  stream(0);
-                  stream(1);
-                  __pipeline_wait_prior(1);  // residual 0's stream
-                  gather(0);
+  __shared__ __align__(16) typename Terms::SharedCamera shared_camera;
+  for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+    const int begin = chunk_begin[chunk], end = chunk_begin[chunk + 1], cam = chunk_camera[chunk];
+    const int first = begin + static_cast<int>(threadIdx.x);
+    const int n = first < end ? (end - first + kThreads - 1) / kThreads : 0;
+    const auto stream = [&](int j) {  // an empty group past the thread's residuals
+      if (j < n) terms.stage_streamed(first + j * kThreads, j % kRing, staged);
+      __pipeline_commit();
+    };
+    const auto gather = [&](int j) {
+      if (j < n) terms.stage_gathered(j % kRing, staged);
+      __pipeline_commit();
+    };
+    __syncthreads();  // the previous chunk's threads are done with shared_camera
+    terms.stage_camera(cam, shared_camera);  // in S0's group
+    stream(0);
+    stream(1);
+    __pipeline_wait_prior(1);  // residual 0's stream and the camera
+    gather(0);
 #pragma unroll
-                  for (int k = 2; k <= kRing - 2; ++k) {
-                    stream(k);
-                    __pipeline_wait_prior(2);  // residual k - 1's stream
-                    gather(k - 1);
-                  }
-                  for (int j = 0; j < n; ++j) {
-                    stream(j + kRing - 1);
-                    __pipeline_wait_prior(2);  // residual j + kRing - 2's stream
-                    gather(j + kRing - 2);
-                    __pipeline_wait_prior(2 * (kRing - 2));  // residual j's gathers
-                    typename Terms::Fetched fetched;
-                    terms.load_staged(j % kRing, staged, fetched);
-                    terms.add(camera, first + j * kThreads, fetched, acc);
-                  }
-                });
+    for (int k = 2; k <= kRing - 2; ++k) {
+      stream(k);
+      __pipeline_wait_prior(2);  // residual k - 1's stream
+      gather(k - 1);
+    }
+    __syncthreads();  // the camera's copies have landed
+    const typename Terms::Camera camera = terms.camera(cam, shared_camera);
+    double acc[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) acc[k] = 0.0;
+    for (int j = 0; j < n; ++j) {
+      stream(j + kRing - 1);
+      __pipeline_wait_prior(2);  // residual j + kRing - 2's stream
+      gather(j + kRing - 2);
+      __pipeline_wait_prior(2 * (kRing - 2));  // residual j's gathers
+      typename Terms::Fetched fetched;
+      terms.load_staged(j % kRing, staged, fetched);
+      terms.add(camera, first + j * kThreads, fetched, acc);
+    }
+    __pipeline_wait_prior(0);  // (only empty groups are left)
+    __shared__ double sums[N];  // thread 0's
+    linalg_cuda::detail::block_sums<kThreads>(acc, sums);
+    if (threadIdx.x == 0) terms.finish(camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
+  }
 }
 
 // camera_chunk_kernel's hooks for terms that stream their blocks: no per-camera state and nothing to

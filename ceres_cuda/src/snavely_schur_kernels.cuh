@@ -216,9 +216,9 @@ struct SnavelyPointTerms {
 // v = C (J_c x - A R w~) = C (A (P_z (J_l x_r) x q~ + x_t - (J_l x_r) x t~ - R w~) + p radial), from the
 // view, the chunk's camera's tangent of x and R, and w~ = s_p .* w gathered from the point pass's
 // per-point result (a constant point: no R w~).
-// The camera's 21 values are in shared memory, read through a volatile pointer where used: held in
-// registers over the chunk (as the compiler would keep them) they took the pass to 112 registers and 2
-// blocks a multiprocessor, too few warps to hide the gathers.
+// The camera's record is in shared memory, read through a volatile pointer where used: held in
+// registers over the chunk (as the compiler would keep them) its 21 values took the pass to 112
+// registers and 2 blocks a multiprocessor, too few warps to hide the gathers.
 struct SnavelyCameraTerms {
   static constexpr int kSums = 9;
   static constexpr int kMinBlocks = 3;  // 80 registers
@@ -231,8 +231,7 @@ struct SnavelyCameraTerms {
   const double* scaling;      // Jacobi scaling, continuous-element like the variables
   const double* point_w;      // the point pass's w~ per point, continuous-element
   struct SharedCamera {
-    double tangent[kCameraTangentSize];
-    double R[9];
+    double record[kCameraRecordSize];  // camera_records_kernel's
   };
   struct Camera {
     int cam;
@@ -255,15 +254,17 @@ struct SnavelyCameraTerms {
 
   __device__ __forceinline__ const double* frame(int cam) const { return frames + static_cast<std::size_t>(cam) * kFrameSize; }
 
-  __device__ __forceinline__ Camera camera(int i, SharedCamera& shared) const {
-    const int cam = s.camera_of[i];
-    __syncthreads();  // the previous chunk's threads are done with shared
-    if (threadIdx.x < kCameraTangentSize)
-      shared.tangent[threadIdx.x] = records[static_cast<std::size_t>(cam) * kCameraRecordSize + threadIdx.x];
-    else if (threadIdx.x < kRecordRotation + 9)
-      shared.R[threadIdx.x - kRecordRotation] = records[static_cast<std::size_t>(cam) * kCameraRecordSize + threadIdx.x];
-    __syncthreads();
-    return {cam, first_order_frame(frame(cam)), shared.tangent, shared.R};
+  // The record in 16-byte copies, one a thread.
+  __device__ __forceinline__ void stage_camera(int cam, SharedCamera& shared) const {
+    const int t = static_cast<int>(threadIdx.x);
+    if (2 * t < kCameraRecordSize)
+      __pipeline_memcpy_async(shared.record + 2 * t, records + static_cast<std::size_t>(cam) * kCameraRecordSize + 2 * t,
+                              2 * sizeof(double));
+  }
+
+  __device__ __forceinline__ Camera camera(int cam, const SharedCamera& shared) const {
+    const volatile double* record = shared.record;
+    return {cam, record[kRecordFirstOrder] != 0.0, record, record + kRecordRotation};
   }
 
   template <class Ring>

@@ -524,7 +524,9 @@ class CudaEngine final : public BaEngine {
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
       if (fast_) {
         grouped_point_tiles();
-        staged_camera_launch_shape();
+        LINALG_CUDA_CHECK(cudaFuncSetAttribute(staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>())));
         frames_ = DeviceVector<double>(std::max<std::size_t>(1, layout.cameras.size()) * kFrameSize, 0.0);
         scaled_Vinv_ =
             DeviceVector<double>(std::max<std::size_t>(1, kSymmetricBlock * static_cast<std::size_t>(index_.points)), 0.0);
@@ -882,8 +884,7 @@ class CudaEngine final : public BaEngine {
     double* partial = const_cast<double*>(partial_.data());
     if (fast_)
       staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>
-          <<<std::min(blocks, staged_camera_blocks_), kThreads, staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(),
-             stream_>>>(
+          <<<blocks, kThreads, staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_>>>(
               snavely_camera_terms(), chunk_begin_.data(), chunk_camera_.data(), chunks_, partial, shape_.c, stopped);
     else if (shape_.m == 2 && shape_.c == 9)
       camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
@@ -929,19 +930,6 @@ class CudaEngine final : public BaEngine {
         &per_multiprocessor, grouped_point_pass_kernel<SnavelyPointTerms, PointPassResult::kPerPointScaled>, kThreads, shared));
     grouped_point_blocks_ = static_cast<unsigned>(std::max(
         1, std::min(multiprocessors * std::max(1, per_multiprocessor), (grouped_.tiles + kWarpsPerBlock - 1) / kWarpsPerBlock)));
-  }
-
-  // The fast path's camera pass: its ring's shared memory allowed, and as many blocks as fit at once
-  // (each walks its chunks).
-  void staged_camera_launch_shape() {
-    const auto kernel = staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>;
-    constexpr std::size_t shared = staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>();
-    LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-    int device = 0, multiprocessors = 0, per_multiprocessor = 0;
-    LINALG_CUDA_CHECK(cudaGetDevice(&device));
-    LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-    LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, kThreads, shared));
-    staged_camera_blocks_ = static_cast<unsigned>(std::max(1, multiprocessors * std::max(1, per_multiprocessor)));
   }
 
   double* v() const { return const_cast<double*>(v_.data()); }
@@ -1188,7 +1176,6 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> f_, candidate_f_, F_, E_, cost_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_;
   int chunks_ = 0;
   DeviceVector<int> chunk_begin_, chunk_camera_, camera_chunk_start_;  // chunk_camera_: per chunk, its camera
-  unsigned staged_camera_blocks_ = 1;  // the fast path's camera pass's grid (staged_camera_launch_shape)
   DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
   int slots_ = 0, tiles_ = 0;  // tiles_: the generic path's (point_pass_kernel)
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;

@@ -352,13 +352,10 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 // order: S0 S1 G0, then S(k) G(k - 1) for k = 2 .. kRing - 2 (the prologue), then per residual j
 // S(j + kRing - 1) G(j + kRing - 2). Before G(k), S(k) must be done: all but the last 2 groups (or all
 // but S1 for G0); before residual j is added, G(j): all but the last 2 (kRing - 2) groups.
-// A chunk's camera comes with its bounds (chunk_camera) and is copied with its first residuals'
-// streams. The grid is as many blocks as fit at once, each walking its chunks, and a block issues its
-// next chunk's first copies (its camera and S0, S1) before it adds up the chunk it has done, so that
-// their round trip overlaps the block's sums and their barriers; the camera is double-buffered for
-// that. (Reading the camera off the chunk's first residual and loading it before the streams, a
-// block to a chunk, took 96 us a pass at Venice scale on the H100; the camera listed and copied with
-// the streams, 91 us.)
+// A chunk's camera comes with its bounds (chunk_camera) and is copied in S0's group, so that a chunk
+// starts after two round trips (its bounds, then its first residuals and its camera) where reading
+// the camera off its first residual and then loading it before the streams took four: a block's
+// start is latency that the other blocks on its multiprocessor must hide.
 template <class Terms, int kRing>
 constexpr std::size_t staged_camera_shared_bytes() {
   return sizeof(typename Terms::template Staged<kRing>);
@@ -374,70 +371,49 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
   using Staged = typename Terms::template Staged<kRing>;
   extern __shared__ __align__(16) unsigned char staged_bytes[];
   Staged& staged = *reinterpret_cast<Staged*>(staged_bytes);
-  __shared__ __align__(16) typename Terms::SharedCamera shared_cameras[2];
-  // A chunk's place for this thread: its first residual and how many it has (kThreads apart).
-  struct Walk {
-    int first = 0, n = 0, cam = 0;
-  };
-  const auto walk = [&](int chunk) {
-    Walk w;
-    const int begin = chunk_begin[chunk], end = chunk_begin[chunk + 1];
-    w.cam = chunk_camera[chunk];
-    w.first = begin + static_cast<int>(threadIdx.x);
-    w.n = w.first < end ? (end - w.first + kThreads - 1) / kThreads : 0;
-    return w;
-  };
-  const auto stream = [&](const Walk& w, int j) {  // an empty group past the thread's residuals
-    if (j < w.n) terms.stage_streamed(w.first + j * kThreads, j % kRing, staged);
-    __pipeline_commit();
-  };
-  const auto gather = [&](const Walk& w, int j) {
-    if (j < w.n) terms.stage_gathered(j % kRing, staged);
-    __pipeline_commit();
-  };
-  // The first copies of a chunk: its camera (in S0's group) and residuals 0 and 1.
-  const auto start = [&](const Walk& w, typename Terms::SharedCamera& camera) {
-    terms.stage_camera(w.cam, camera);
-    stream(w, 0);
-    stream(w, 1);
-  };
-  int chunk = blockIdx.x;
-  if (chunk >= chunks) return;
-  Walk now = walk(chunk);
-  start(now, shared_cameras[0]);
-  for (int k = 0; chunk < chunks; ++k) {
+  __shared__ __align__(16) typename Terms::SharedCamera shared_camera;
+  for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+    const int begin = chunk_begin[chunk], end = chunk_begin[chunk + 1], cam = chunk_camera[chunk];
+    const int first = begin + static_cast<int>(threadIdx.x);
+    const int n = first < end ? (end - first + kThreads - 1) / kThreads : 0;
+    const auto stream = [&](int j) {  // an empty group past the thread's residuals
+      if (j < n) terms.stage_streamed(first + j * kThreads, j % kRing, staged);
+      __pipeline_commit();
+    };
+    const auto gather = [&](int j) {
+      if (j < n) terms.stage_gathered(j % kRing, staged);
+      __pipeline_commit();
+    };
+    __syncthreads();  // the previous chunk's threads are done with shared_camera
+    terms.stage_camera(cam, shared_camera);  // in S0's group
+    stream(0);
+    stream(1);
     __pipeline_wait_prior(1);  // residual 0's stream and the camera
-    gather(now, 0);
+    gather(0);
 #pragma unroll
-    for (int r = 2; r <= kRing - 2; ++r) {
-      stream(now, r);
-      __pipeline_wait_prior(2);  // residual r - 1's stream
-      gather(now, r - 1);
+    for (int k = 2; k <= kRing - 2; ++k) {
+      stream(k);
+      __pipeline_wait_prior(2);  // residual k - 1's stream
+      gather(k - 1);
     }
     __syncthreads();  // the camera's copies have landed
-    const typename Terms::Camera camera = terms.camera(now.cam, shared_cameras[k & 1]);
+    const typename Terms::Camera camera = terms.camera(cam, shared_camera);
     double acc[N];
 #pragma unroll
-    for (int v = 0; v < N; ++v) acc[v] = 0.0;
-    for (int j = 0; j < now.n; ++j) {
-      stream(now, j + kRing - 1);
+    for (int k = 0; k < N; ++k) acc[k] = 0.0;
+    for (int j = 0; j < n; ++j) {
+      stream(j + kRing - 1);
       __pipeline_wait_prior(2);  // residual j + kRing - 2's stream
-      gather(now, j + kRing - 2);
+      gather(j + kRing - 2);
       __pipeline_wait_prior(2 * (kRing - 2));  // residual j's gathers
       typename Terms::Fetched fetched;
       terms.load_staged(j % kRing, staged, fetched);
-      terms.add(camera, now.first + j * kThreads, fetched, acc);
+      terms.add(camera, first + j * kThreads, fetched, acc);
     }
-    // Only empty groups are left in flight: the ring and the other camera buffer (last read two chunks
-    // ago, before this chunk's barrier) are free for the next chunk's first copies.
-    const int next = chunk + gridDim.x;
-    const Walk after = next < chunks ? walk(next) : Walk{};
-    if (next < chunks) start(after, shared_cameras[(k + 1) & 1]);
+    __pipeline_wait_prior(0);  // (only empty groups are left)
     __shared__ double sums[N];  // thread 0's
     linalg_cuda::detail::block_sums<kThreads>(acc, sums);
     if (threadIdx.x == 0) terms.finish(camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
-    chunk = next;
-    now = after;
   }
 }
 

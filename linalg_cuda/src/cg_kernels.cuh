@@ -227,7 +227,10 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
     if (in_pass) updated_r[i * blocks_per_pass + local] = ri;  // 0 past the last row
     __syncthreads();
     if (active) {
+      // Unrolled so that a row's loads of the inverse block are issued together: a loop to the
+      // run-time bs waited for each in turn.
       double zi = 0.0;
+#pragma unroll 8
       for (int j = 0; j < bs; ++j)
         zi += inverse[(static_cast<std::size_t>(i) * bs + j) * nb + k] * updated_r[j * blocks_per_pass + local];
       z[row] = zi;

@@ -524,6 +524,7 @@ class CudaEngine final : public BaEngine {
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
       if (fast_) {
         grouped_point_tiles();
+        // The camera pass's ring (53 KB a block at 4 residuals in flight) is over the default 48 KB.
         LINALG_CUDA_CHECK(cudaFuncSetAttribute(staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                static_cast<int>(staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>())));

@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
                                                                       const double* __restrict__ b, double* partials,
                                                                       CgState* s) {
   if (cg_stopped(s)) return;
-  __shared__ double updated_r[kCgThreads];  // the row of local block l, row i at i * blocks_per_pass + l
+  __shared__ double updated_r[kCgThreads];  // the pass's new r: row i of its block l at i * blocks_per_pass + l
   const double alpha = s->alpha;
   const int blocks_per_pass = kCgThreads / bs;
   const int t = static_cast<int>(threadIdx.x);

@@ -1082,17 +1082,18 @@ class CudaEngine final : public BaEngine {
     }
     LINALG_CUDA_CHECK_LAUNCH();
     linalg_cuda::CgOptions cg = step_cg_options(options_);
-    // The device loop's test every kPcgCheckEvery iterations. Restarting its body after a test costs
-    // about 2 us a kernel in it (bench/kernel_timeline.cpp on the H100: 38 us for 2 iterations, 113 us
-    // for 8), so the interval changes little (Venice scale: 0.234, 0.233, 0.233 and 0.236 ms a PCG
-    // iteration in the loop for 2, 4, 8 and 16); the products a batch runs after the stop return at
-    // once (SchurOperator::apply_unless_stopped), so a longer one costs nothing either.
+    // The device loop's test every kPcgCheckEvery iterations. The interval changes little (Venice
+    // scale on the H100: 0.234, 0.233, 0.233 and 0.236 ms a PCG iteration in the loop for 2, 4, 8 and
+    // 16; uninstrumented, the loop spends about 8 us an iteration outside its kernels); the products a
+    // batch runs after the stop return at once (SchurOperator::apply_unless_stopped), so a longer one
+    // costs nothing either.
     cg.check_every = kPcgCheckEvery;
     cg_.set_options(cg);
     const SchurOperator op(*this);
     // The inverted camera blocks, continuous-element like the vectors: linalg_cuda's CG applies them in
     // the kernel that updates x and r (cg_update_block_jacobi), one kernel a PCG iteration where a
-    // preconditioner of our own took three. (A copy of the blocks per solve: 81 values a camera.)
+    // preconditioner of our own took three. (A new copy of the blocks per solve, 81 values a camera:
+    // an allocation and a copy an LM step, small beside the step, to be refilled in place instead.)
     std::optional<linalg_cuda::BlockJacobiPreconditioner> preconditioner;
     if (shape_.C > 0)
       preconditioner = linalg_cuda::BlockJacobiPreconditioner::from_inverse_blocks(

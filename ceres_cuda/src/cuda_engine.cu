@@ -430,6 +430,13 @@ class CudaEngine;
 constexpr int kPcgCheckEvery = 8;
 
 // S x = (U + D^2 - W V^-1 W') x, matrix-free (Ceres' ImplicitSchurComplement::RightMultiply).
+// Inside the PCG (apply_cg_step): the direction x = p is updated first, p = z + beta p. z null: x is
+// only read.
+struct DirectionUpdate {
+  const double* z = nullptr;
+  const double* beta = nullptr;
+};
+
 class SchurOperator final : public linalg_cuda::LinearOperator {
  public:
   explicit SchurOperator(const CudaEngine& engine) : engine_(engine) {}
@@ -437,8 +444,13 @@ class SchurOperator final : public linalg_cuda::LinearOperator {
   std::size_t cols() const override { return rows(); }
   void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override { apply_unless_stopped(x, y, nullptr); }
   void apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y, const int* stopped) const override;
+  // On the fast path, the PCG's direction update in the cameras' records kernel and its p'Ap in the
+  // cameras' sums (the product's first and last kernels): two launches fewer a PCG iteration.
+  bool apply_cg_step(const linalg_cuda::CgProductStep& step) const override;
 
  private:
+  void product(const DeviceVector<double>& x, DeviceVector<double>& y, const DirectionUpdate& update, ChunkSumDot dot,
+               const int* stopped) const;
   const CudaEngine& engine_;
 };
 
@@ -580,6 +592,9 @@ class CudaEngine final : public BaEngine {
     blocks_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(index_.cameras) * c * c), 0.0);
     per_residual_ = DeviceVector<double>(std::max(1, R), 0.0);
     partials_ = DeviceVector<double>(kMaxReduceBlocks, 0.0);
+    // The PCG's p'Ap in the Schur product's last kernel: a partial per block of it, then the ticket
+    // (0 bits, as the reduction needs).
+    pap_partials_ = DeviceVector<double>(blocks_for(camera_values_) + 1, 0.0);
     scalars_ = linalg_cuda::DeviceBuffer(64);
     LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 64, stream_));
     phase("camera chunks and the rest");
@@ -837,8 +852,9 @@ class CudaEngine final : public BaEngine {
   // x leaves, on the fast path, w~ = s_p .* V^-1 E'F x per point, from which the camera pass forms v;
   // otherwise v per slot, which the camera pass gathers. `stopped`: the CG's status inside its loop
   // (the kernels return at once when it is nonzero), else null.
-  void product_point_pass(const double* x, const int* stopped) const {
-    if (fast_) point_pass<PointPassResult::kPerPointScaled>(x, const_cast<double*>(w_by_point_.data()), stopped);
+  // `update`: inside the PCG on the fast path, x is its direction, updated first (camera_records_kernel).
+  void product_point_pass(const double* x, const int* stopped, const DirectionUpdate& update = {}) const {
+    if (fast_) point_pass<PointPassResult::kPerPointScaled>(x, const_cast<double*>(w_by_point_.data()), stopped, update);
     else point_pass<PointPassResult::kPerSlot>(x, nullptr, stopped);
   }
 
@@ -849,11 +865,13 @@ class CudaEngine final : public BaEngine {
   }
 
   template <PointPassResult kResult>
-  void point_pass(const double* x, double* point_result, const int* stopped) const {
+  void point_pass(const double* x, double* point_result, const int* stopped, const DirectionUpdate& update = {}) const {
     if (fast_) {
-      if (grouped_.tiles == 0) return;
       if constexpr (kResult != PointPassResult::kPerSlot) {
-        const SnavelyPointTerms terms = snavely_point_terms(x, point_result, stopped);
+        // The records first, even without points to pass over: the camera pass reads them too, and
+        // inside the PCG they update its direction.
+        const SnavelyPointTerms terms = snavely_point_terms(x, point_result, stopped, update);
+        if (grouped_.tiles == 0) return;
         grouped_point_pass_kernel<SnavelyPointTerms, kResult>
             <<<grouped_point_blocks_, kThreads, grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_>>>(
                 terms, grouped_, Vinv_.data(), stopped);
@@ -897,6 +915,12 @@ class CudaEngine final : public BaEngine {
   }
 
   const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
+  bool fast() const { return fast_; }
+  // Where the product's last kernel sums p'Ap into `sum`.
+  ChunkSumDot pap_reduction(double* sum) const {
+    double* partials = const_cast<double*>(pap_partials_.data());
+    return {sum, partials, reinterpret_cast<unsigned int*>(partials + pap_partials_.size() - 1)};
+  }
   double* partial() const { return const_cast<double*>(partial_.data()); }
 
  private:
@@ -942,13 +966,15 @@ class CudaEngine final : public BaEngine {
   StoredCameraTerms<C> stored_camera_terms(const double* x) const {
     return {{}, shape_, F_.data(), residual_slot_.data(), x, v_.data()};
   }
-  // Launches the cameras' records at x (on the stream, before the passes that read them).
-  SnavelyPointTerms snavely_point_terms(const double* x, double* point_result, const int* stopped) const {
+  // Launches the cameras' records at x (on the stream, before the passes that read them); x is written
+  // only with an update (the PCG's direction).
+  SnavelyPointTerms snavely_point_terms(const double* x, double* point_result, const int* stopped,
+                                        const DirectionUpdate& update) const {
     double* records = const_cast<double*>(records_.data());
     const int cameras = static_cast<int>(layout_.cameras.size());
     const unsigned record_blocks = static_cast<unsigned>(std::max(1, (cameras + kRecordThreads - 1) / kRecordThreads));
-    camera_records_kernel<<<record_blocks, kRecordThreads, 0, stream_>>>(shape_, cameras, frames_.data(), scaling_.data(), x,
-                                                                         records, stopped);
+    camera_records_kernel<<<record_blocks, kRecordThreads, 0, stream_>>>(
+        shape_, cameras, frames_.data(), scaling_.data(), const_cast<double*>(x), update.z, update.beta, records, stopped);
     LINALG_CUDA_CHECK_LAUNCH();
     return {shape_,
             slots_,
@@ -1022,10 +1048,10 @@ class CudaEngine final : public BaEngine {
       LINALG_CUDA_CHECK_LAUNCH();
       const unsigned sum_blocks = blocks_for(camera_values_);
       camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(), stride,
-                                                                    0, nullptr, nullptr, out, nullptr);
+                                                                    0, nullptr, nullptr, out, ChunkSumDot{}, nullptr);
       if (norms)
         camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(),
-                                                                      stride, 9, nullptr, nullptr, norms, nullptr);
+                                                                      stride, 9, nullptr, nullptr, norms, ChunkSumDot{}, nullptr);
     } else {
       camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(),
                                                                                             f_.data(), w, out);
@@ -1092,19 +1118,20 @@ class CudaEngine final : public BaEngine {
     const SchurOperator op(*this);
     // The inverted camera blocks, continuous-element like the vectors: linalg_cuda's CG applies them in
     // the kernel that updates x and r (cg_update_block_jacobi), one kernel a PCG iteration where a
-    // preconditioner of our own took three. (A new copy of the blocks per solve, 81 values a camera:
-    // an allocation and a copy an LM step, small beside the step, to be refilled in place instead.)
-    std::optional<linalg_cuda::BlockJacobiPreconditioner> preconditioner;
-    if (shape_.C > 0)
-      preconditioner = linalg_cuda::BlockJacobiPreconditioner::from_inverse_blocks(
+    // preconditioner of our own took three. Made on the first step and refilled in place on the next
+    // ones: a new one each step cost an allocation and a cudaFree, which waits for the device.
+    if (shape_.C > 0 && !preconditioner_)
+      preconditioner_ = linalg_cuda::BlockJacobiPreconditioner::from_inverse_blocks(
           shape_.C, shape_.c, blocks_, linalg_cuda::BlockVectorLayout::kContinuousElement);
+    else if (preconditioner_)
+      preconditioner_->update_inverse_blocks(blocks_);
     // The step's kernels queued so far (the LM diagonal, V^-1, the right-hand side, the preconditioner's
     // blocks) finish before the PCG's clock starts: its time is the solve's alone (its first
     // product, its iterations, its read-backs). Without this the solve's first read-back waited for
     // them, 8% of the PCG's time at Final-13682 scale.
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const auto pcg_start = std::chrono::steady_clock::now();
-    const linalg_cuda::SolverSummary s = cg_.solve(op, rhs_, y_, preconditioner ? &*preconditioner : nullptr);
+    const linalg_cuda::SolverSummary s = cg_.solve(op, rhs_, y_, preconditioner_ ? &*preconditioner_ : nullptr);
     counters_.pcg_seconds += seconds_since(pcg_start);
     result->linear_iterations = s.iterations;
     counters_.linear_iterations += s.iterations;
@@ -1179,6 +1206,7 @@ class CudaEngine final : public BaEngine {
   int chunks_ = 0;
   DeviceVector<int> chunk_begin_, chunk_camera_, camera_chunk_start_;  // chunk_camera_: per chunk, its camera
   DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
+  DeviceVector<double> pap_partials_;             // the PCG's p'Ap (pap_reduction)
   int slots_ = 0, tiles_ = 0;  // tiles_: the generic path's (point_pass_kernel)
   DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
   // The fast path's point pass (grouped_point_pass_kernel): its tiles and items, and per position
@@ -1200,6 +1228,7 @@ class CudaEngine final : public BaEngine {
   DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
+  std::optional<linalg_cuda::BlockJacobiPreconditioner> preconditioner_;  // the PCG's, refilled each step
   cusolverDnHandle_t solver_ = nullptr;
   // Generic path (and the host copy of x for write_parameters).
   std::unique_ptr<GenericEvaluator> evaluator_;
@@ -1212,12 +1241,23 @@ std::size_t SchurOperator::rows() const { return engine_.camera_values(); }
 
 void SchurOperator::apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y,
                                          const int* stopped) const {
+  product(x, y, DirectionUpdate{}, ChunkSumDot{}, stopped);
+}
+
+bool SchurOperator::apply_cg_step(const linalg_cuda::CgProductStep& step) const {
+  if (!engine_.fast()) return false;  // the generic path's passes read x directly: the CG updates it
+  product(step.p, step.q, DirectionUpdate{step.z.data(), step.beta}, engine_.pap_reduction(step.pap), step.stopped);
+  return true;
+}
+
+void SchurOperator::product(const DeviceVector<double>& x, DeviceVector<double>& y, const DirectionUpdate& update,
+                            ChunkSumDot dot, const int* stopped) const {
   const Shape& s = engine_.shape();
   cudaStream_t stream = engine_.stream();
-  engine_.product_point_pass(x.data(), stopped);
+  engine_.product_point_pass(x.data(), stopped, update);
   engine_.camera_pass(x.data(), stopped);
   camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
-      s, engine_.camera_chunk_start(), engine_.partial(), s.c, 0, engine_.d2(), x.data(), y.data(), stopped);
+      s, engine_.camera_chunk_start(), engine_.partial(), s.c, 0, engine_.d2(), x.data(), y.data(), dot, stopped);
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

@@ -104,17 +104,30 @@ static_assert(kRecordRotation % 2 == 0 && kCameraRecordSize % 2 == 0, "16-byte a
 // the variable ones, have values in x). Launched in blocks of one warp (kRecordThreads): a thread's
 // frame and record are its own cache lines, so a warp's loads and stores are 32 lines each, and
 // spread over many multiprocessors' L1s rather than a few (10.0 us at Venice scale in blocks of 256).
+// Inside the PCG (z given) x is its direction p, updated here first, p = z + beta p
+// (linalg_cuda::CgProductStep): this kernel reads every camera value anyway, and the CG's own kernel
+// for the update cost 1.6 us and a launch an iteration at Venice scale. x is written only then.
 constexpr int kRecordThreads = 32;
 __global__ void __launch_bounds__(kRecordThreads)
     camera_records_kernel(Shape s, int cameras, const double* __restrict__ frames, const double* __restrict__ scaling,
-                          const double* __restrict__ x, double* __restrict__ records, const int* stopped) {
+                          double* __restrict__ x, const double* __restrict__ z, const double* __restrict__ beta,
+                          double* __restrict__ records, const int* stopped) {
   if (cg_has_stopped(stopped)) return;
+  const double b = z ? *beta : 0.0;
   for (int cam = blockIdx.x * kRecordThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kRecordThreads) {
     const double* frame = frames + static_cast<std::size_t>(cam) * kFrameSize;
     double* record = records + static_cast<std::size_t>(cam) * kCameraRecordSize;
     double xs[kSnavelyCameraSize] = {};
     if (cam < s.C)
-      for (int k = 0; k < kSnavelyCameraSize; ++k) xs[k] = scaling[cam_at(s, cam, k)] * x[cam_at(s, cam, k)];
+      for (int k = 0; k < kSnavelyCameraSize; ++k) {
+        const std::size_t j = cam_at(s, cam, k);
+        double xj = x[j];
+        if (z) {
+          xj = z[j] + b * xj;
+          x[j] = xj;
+        }
+        xs[k] = scaling[j] * xj;
+      }
     camera_tangent(frame, xs, record);
     for (int k = 0; k < 9; ++k) record[kRecordRotation + k] = frame[k];
     record[kRecordFirstOrder] = first_order_frame(frame) ? 1.0 : 0.0;

@@ -148,6 +148,28 @@ __global__ void __launch_bounds__(kCgThreads) cg_dot_alpha(int n, const double* 
   }
 }
 
+// The step length at the start of an update kernel: the state's (cg_dot_alpha or the CSR product set
+// it), or, where an operator summed p'Ap itself (apply_cg_step: operator_pap non-null), alpha from that
+// sum here. Every block decides alike from the same values; block 0 records the decision. False: the
+// iteration has stopped (now or before), and the caller returns.
+__device__ __forceinline__ bool cg_step_alpha(CgState* s, const double* operator_pap, double* alpha) {
+  if (cg_stopped(s)) return false;
+  if (!operator_pap) {
+    *alpha = s->alpha;
+    return true;
+  }
+  CgState decided;
+  decided.rz = s->rz;
+  finish_alpha(&decided, *operator_pap);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    s->last_pap = decided.last_pap;
+    s->alpha = decided.alpha;
+    if (decided.status != kCgRunning) s->status = decided.status;
+  }
+  *alpha = decided.alpha;
+  return decided.status == kCgRunning;
+}
+
 // The end of a fused update: this block's r'r, r'z and x'(b + r) to the partials; the last block to
 // arrive sums them all in block order (a fixed order) and sets beta.
 __device__ __forceinline__ void finish_update(double rr, double rz, double xbr, double* partials, CgState* s) {
@@ -167,10 +189,11 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_fused(int n, double* __r
                                                                double* __restrict__ z, const double* __restrict__ p,
                                                                const double* __restrict__ q,
                                                                const double* __restrict__ inverse_diagonal,
-                                                               const double* __restrict__ b, double* partials,
+                                                               const double* __restrict__ b,
+                                                               const double* operator_pap, double* partials,
                                                                CgState* s) {
-  if (cg_stopped(s)) return;
-  const double alpha = s->alpha;
+  double alpha;
+  if (!cg_step_alpha(s, operator_pap, &alpha)) return;
   double rr = 0.0, rz = 0.0, xbr = 0.0;
   CG_GRID_STRIDE(i, n) {
     const double xi = x[i] + alpha * p[i];
@@ -201,11 +224,12 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
                                                                       double* __restrict__ z, const double* __restrict__ p,
                                                                       const double* __restrict__ q,
                                                                       const double* __restrict__ inverse,
-                                                                      const double* __restrict__ b, double* partials,
+                                                                      const double* __restrict__ b,
+                                                                      const double* operator_pap, double* partials,
                                                                       CgState* s) {
-  if (cg_stopped(s)) return;
+  double alpha;
+  if (!cg_step_alpha(s, operator_pap, &alpha)) return;
   __shared__ double updated_r[kCgThreads];  // the pass's new r: row i of its block l at i * blocks_per_pass + l
-  const double alpha = s->alpha;
   const int blocks_per_pass = kCgThreads / bs;
   const int t = static_cast<int>(threadIdx.x);
   const int i = continuous ? t / blocks_per_pass : t % bs;  // this thread's row in its block
@@ -247,10 +271,10 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
 // next, then cg_dot_beta.
 __global__ void __launch_bounds__(kCgThreads) cg_update_xr(int n, double* __restrict__ x, double* __restrict__ r,
                                                             const double* __restrict__ p, const double* __restrict__ q,
-                                                            const double* __restrict__ b, double* partials,
-                                                            CgState* s) {
-  if (cg_stopped(s)) return;
-  const double alpha = s->alpha;
+                                                            const double* __restrict__ b, const double* operator_pap,
+                                                            double* partials, CgState* s) {
+  double alpha;
+  if (!cg_step_alpha(s, operator_pap, &alpha)) return;
   double rr = 0.0, xbr = 0.0;
   CG_GRID_STRIDE(i, n) {
     const double xi = x[i] + alpha * p[i];

@@ -29,6 +29,7 @@ struct CgState {
   double rr_next = 0;      // r'r of the next iterate, between update and preconditioner kernels
   double xbr_next = 0;     // x'(b + r) of the next iterate, likewise (quadratic-model test)
   double last_pap = 0;     // p'Ap of the last step (reported when it is not positive)
+  double operator_pap = 0; // p'Ap as an operator's apply_cg_step summed it (CgProductStep::pap)
   double relative_tolerance2 = 0, absolute_tolerance2 = 0, threshold2 = 0;
   double quadratic_tolerance = 0;  // > 0: the quadratic-model test is on
   double q_previous = 0;           // Q(x) = -x'(b + r) of the previous iterate

@@ -190,13 +190,20 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
       size, w.r.data(), z, w.p.data(), preconditioner != nullptr, w.partials.data(), w.state);
   LINALG_CUDA_CHECK_LAUNCH();
 
-  // ---- one iteration, as kernels on the stream (captured into a graph below).
+  // ---- one iteration, as kernels on the stream (captured into a graph below). An operator that takes
+  // the direction update and p'Ap on itself (apply_cg_step) leaves the update kernels alpha to find
+  // from its p'Ap, and the next iteration's product the direction to update.
+  const CgProductStep operator_step{preconditioner ? w.z : w.r, w.p, &w.state->beta, w.q, &w.state->operator_pap,
+                                    &w.state->status};
   auto enqueue_iteration = [&] {
+    const double* operator_pap = nullptr;
     if (csr) {
       detail::cg_csr_spmv_dot<<<spmv_blocks, kCgThreads, 0, stream>>>(
           size, chunk_rows, csr->row_ptr().data(), csr->col_idx().data(), csr->values().data(), w.p.data(), w.q.data(),
           w.partials.data(), w.state);
       LINALG_CUDA_CHECK_LAUNCH();
+    } else if (a.apply_cg_step(operator_step)) {
+      operator_pap = operator_step.pap;
     } else {
       a.apply_unless_stopped(w.p, w.q, &w.state->status);  // a device address: status != kCgRunning is stopped
       detail::cg_dot_alpha<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, w.p.data(), w.q.data(), w.partials.data(),
@@ -209,25 +216,27 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
       detail::cg_update_block_jacobi<<<w.blocks_for(passes * kCgThreads), kCgThreads, 0, stream>>>(
           size, block_jacobi->block_size(), static_cast<int>(block_jacobi->num_blocks()),
           block_jacobi->layout() == BlockVectorLayout::kContinuousElement, x.data(), w.r.data(), z, w.p.data(),
-          w.q.data(), block_jacobi->inverse_blocks().data(), quadratic_b, w.partials.data(), w.state);
+          w.q.data(), block_jacobi->inverse_blocks().data(), quadratic_b, operator_pap, w.partials.data(), w.state);
       LINALG_CUDA_CHECK_LAUNCH();
     } else if (fused_update) {
       detail::cg_update_fused<<<w.vector_blocks, kCgThreads, 0, stream>>>(
-          size, x.data(), w.r.data(), z, w.p.data(), w.q.data(), inverse_diagonal, quadratic_b, w.partials.data(),
-          w.state);
+          size, x.data(), w.r.data(), z, w.p.data(), w.q.data(), inverse_diagonal, quadratic_b, operator_pap,
+          w.partials.data(), w.state);
       LINALG_CUDA_CHECK_LAUNCH();
     } else {
       detail::cg_update_xr<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, x.data(), w.r.data(), w.p.data(),
-                                                                        w.q.data(), quadratic_b, w.partials.data(),
-                                                                        w.state);
+                                                                        w.q.data(), quadratic_b, operator_pap,
+                                                                        w.partials.data(), w.state);
       LINALG_CUDA_CHECK_LAUNCH();
       preconditioner->apply(w.r, w.z);
       detail::cg_dot_beta<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, w.r.data(), w.z.data(), w.partials.data(),
                                                                        w.state);
       LINALG_CUDA_CHECK_LAUNCH();
     }
-    detail::cg_update_direction<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, z, w.p.data(), w.state);
-    LINALG_CUDA_CHECK_LAUNCH();
+    if (!operator_pap) {
+      detail::cg_update_direction<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, z, w.p.data(), w.state);
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
   };
   const int batch = options_.check_every;
   auto read_state = [&] {

@@ -245,12 +245,21 @@ BlockJacobiPreconditioner BlockJacobiPreconditioner::from_inverse_blocks(std::si
   return m;
 }
 
-void BlockJacobiPreconditioner::set_blocks(const DeviceVector<double>& blocks) {
+void BlockJacobiPreconditioner::update_inverse_blocks(const DeviceVector<double>& inverse_blocks) {
+  check_block_values(inverse_blocks);
+  inverse_blocks_.assign(inverse_blocks);
+}
+
+void BlockJacobiPreconditioner::check_block_values(const DeviceVector<double>& blocks) const {
   if (blocks.size() != num_blocks_ * block_size_ * block_size_)
     throw DimensionMismatch("BlockJacobiPreconditioner: expected " + std::to_string(num_blocks_) + " blocks of " +
                             std::to_string(block_size_) + "x" + std::to_string(block_size_) + " (" +
                             std::to_string(num_blocks_ * block_size_ * block_size_) + " values), got " +
                             std::to_string(blocks.size()));
+}
+
+void BlockJacobiPreconditioner::set_blocks(const DeviceVector<double>& blocks) {
+  check_block_values(blocks);
   inverse_blocks_ = blocks.copy();
 }
 

@@ -177,6 +177,19 @@ std::string invalid_argument_message(const std::function<void()>& f) {
   return ::testing::AssertionSuccess();
 }
 
+// The diagonal blocks of `inverse` (bs x bs, nb of them) times r, both vectors in the continuous-element
+// layout (row i of block k at i * nb + k).
+Eigen::VectorXd continuous_block_product(const Eigen::MatrixXd& inverse, int bs, std::size_t nb, const Eigen::VectorXd& r) {
+  Eigen::VectorXd out(r.size());
+  for (std::size_t k = 0; k < nb; ++k)
+    for (int i = 0; i < bs; ++i) {
+      double v = 0.0;
+      for (int j = 0; j < bs; ++j) v += inverse(k * bs + i, k * bs + j) * r[j * nb + k];
+      out[i * nb + k] = v;
+    }
+  return out;
+}
+
 // Diagonal blocks of a in the continuous-element layout of preconditioner.h; padding entries of a
 // last partial block hold `padding`.
 std::vector<double> continuous_blocks(const Eigen::MatrixXd& a, int bs, double padding) {
@@ -646,14 +659,28 @@ TEST(BlockJacobiPreconditionerTest, FromInverseBlocksInTheContinuousElementLayou
   EXPECT_EQ(m.layout(), BlockVectorLayout::kContinuousElement);
   EXPECT_EQ(m.inverse_blocks().to_std(), blocks);
   const Eigen::VectorXd r = random_vector(static_cast<int>(n), 7302);
-  Eigen::VectorXd expected(n);
-  for (std::size_t k = 0; k < nb; ++k)
-    for (int i = 0; i < bs; ++i) {
-      double v = 0.0;
-      for (int j = 0; j < bs; ++j) v += inverse_dense(k * bs + i, k * bs + j) * r[j * nb + k];
-      expected[i * nb + k] = v;
-    }
-  EXPECT_TRUE(close(expected, device_apply(m, r), kTolerance));
+  EXPECT_TRUE(close(continuous_block_product(inverse_dense, bs, nb, r), device_apply(m, r), kTolerance));
+}
+
+// New inverse blocks copied into the same storage: apply() uses them, nothing is reallocated, and a
+// wrong number of values is refused with the old blocks kept.
+TEST(BlockJacobiPreconditionerTest, UpdateInverseBlocksRefillsInPlace) {
+  REQUIRE_CUDA_DEVICE();
+  const int bs = 3;
+  const std::size_t nb = 4, n = nb * bs;
+  auto m = BlockJacobiPreconditioner::from_inverse_blocks(
+      nb, bs, DeviceVector<double>(continuous_blocks(Eigen::MatrixXd(random_spd(static_cast<int>(n), 7311)), bs, kNaN)),
+      BlockVectorLayout::kContinuousElement);
+  const double* storage = m.inverse_blocks().data();
+  const Eigen::MatrixXd inverse_dense = Eigen::MatrixXd(random_spd(static_cast<int>(n), 7312));
+  const std::vector<double> blocks = continuous_blocks(inverse_dense, bs, kNaN);
+  m.update_inverse_blocks(DeviceVector<double>(blocks));
+  EXPECT_EQ(m.inverse_blocks().data(), storage);
+  EXPECT_EQ(m.inverse_blocks().to_std(), blocks);
+  const Eigen::VectorXd r = random_vector(static_cast<int>(n), 7313);
+  EXPECT_TRUE(close(continuous_block_product(inverse_dense, bs, nb, r), device_apply(m, r), kTolerance));
+  EXPECT_THROW(m.update_inverse_blocks(DeviceVector<double>(blocks.size() - 1, 1.0)), DimensionMismatch);
+  EXPECT_EQ(m.inverse_blocks().to_std(), blocks);
 }
 
 TEST(BlockJacobiPreconditionerTest, FromInverseBlocksChecksItsShapeWithoutDevice) {

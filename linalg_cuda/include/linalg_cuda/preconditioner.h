@@ -62,6 +62,11 @@ class BlockJacobiPreconditioner : public Preconditioner {
   static BlockJacobiPreconditioner from_inverse_blocks(std::size_t num_blocks, int block_size,
                                                        const DeviceVector<double>& inverse_blocks,
                                                        BlockVectorLayout layout);
+  // New inverted blocks for the same shape, copied in place (stream-ordered, no allocation): for a
+  // solver whose blocks change every outer step (an LM step's damping), where a new preconditioner
+  // would cost an allocation and a cudaFree, which waits for the device. Throws DimensionMismatch for
+  // a wrong number of values.
+  void update_inverse_blocks(const DeviceVector<double>& inverse_blocks);
 
   std::size_t size() const override { return n_; }
   int block_size() const { return block_size_; }
@@ -75,6 +80,7 @@ class BlockJacobiPreconditioner : public Preconditioner {
   BlockJacobiPreconditioner() = default;
   void set_shape(std::size_t n, int block_size);
   void set_blocks(const DeviceVector<double>& blocks);
+  void check_block_values(const DeviceVector<double>& blocks) const;
   void invert_and_check();
   std::size_t n_ = 0;
   int block_size_ = 1;

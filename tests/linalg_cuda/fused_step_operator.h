@@ -1,0 +1,30 @@
+#pragma once
+// A test operator that takes the CG's direction update and p'Ap on itself (LinearOperator::
+// apply_cg_step), as ceres_cuda's Schur complement does, around any other operator's product: its own
+// kernels for p = z + beta p and for p'q (a fixed-order reduction), the wrapped operator for q = A p.
+#include <cstddef>
+
+#include "linalg_cuda/device_buffer.h"
+#include "linalg_cuda/linear_operator.h"
+
+namespace cg_test {
+
+class FusedStepOperator : public linalg_cuda::LinearOperator {
+ public:
+  explicit FusedStepOperator(const linalg_cuda::LinearOperator& a);
+  std::size_t rows() const override { return a_.rows(); }
+  std::size_t cols() const override { return a_.cols(); }
+  void apply(const linalg_cuda::DeviceVector<double>& x, linalg_cuda::DeviceVector<double>& y) const override {
+    a_.apply(x, y);
+  }
+  bool apply_cg_step(const linalg_cuda::CgProductStep& step) const override;
+  // How many times the solver handed it an iteration (enqueued, captured or not).
+  int steps_taken() const { return steps_; }
+
+ private:
+  const linalg_cuda::LinearOperator& a_;
+  mutable linalg_cuda::DeviceBuffer partials_;  // one per block of the dot kernel, then its ticket
+  mutable int steps_ = 0;
+};
+
+}  // namespace cg_test

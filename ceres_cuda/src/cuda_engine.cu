@@ -872,15 +872,14 @@ class CudaEngine final : public BaEngine {
         // inside the PCG they update its direction.
         const SnavelyPointTerms terms = snavely_point_terms(x, point_result, stopped, update);
         if (grouped_.tiles == 0) return;
-        grouped_point_pass_kernel<SnavelyPointTerms, kResult>
-            <<<grouped_point_blocks_, kThreads, grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_>>>(
-                terms, grouped_, Vinv_.data(), stopped);
-        if (many_item_tiles_ > 0) {
-          LINALG_CUDA_CHECK_LAUNCH();
-          many_items_point_pass_kernel<SnavelyPointTerms, kResult>
-              <<<blocks_for(32 * static_cast<std::size_t>(many_item_tiles_)), kThreads, 0, stream_>>>(
-                  terms, grouped_, many_item_tile_list_.data(), many_item_tiles_, Vinv_.data(), stopped);
-        }
+        LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(
+            grouped_point_pass_kernel<SnavelyPointTerms, kResult>, grouped_point_blocks_, kThreads,
+            grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_, terms, grouped_, Vinv_.data(), stopped));
+        if (many_item_tiles_ > 0)
+          LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(
+              many_items_point_pass_kernel<SnavelyPointTerms, kResult>,
+              blocks_for(32 * static_cast<std::size_t>(many_item_tiles_)), kThreads, 0, stream_, terms, grouped_,
+              many_item_tile_list_.data(), many_item_tiles_, Vinv_.data(), stopped));
       }
     } else if constexpr (kResult != PointPassResult::kPerPointScaled) {
       if (tiles_ == 0) return;
@@ -902,9 +901,10 @@ class CudaEngine final : public BaEngine {
     const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
     double* partial = const_cast<double*>(partial_.data());
     if (fast_)
-      staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>
-          <<<blocks, kThreads, staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_>>>(
-              snavely_camera_terms(), chunk_begin_.data(), chunk_camera_.data(), chunks_, partial, shape_.c, stopped);
+      LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(
+          staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>, blocks, kThreads,
+          staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_, snavely_camera_terms(),
+          chunk_begin_.data(), chunk_camera_.data(), chunks_, partial, shape_.c, stopped));
     else if (shape_.m == 2 && shape_.c == 9)
       camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
                                                             shape_.c, stopped);
@@ -973,9 +973,9 @@ class CudaEngine final : public BaEngine {
     double* records = const_cast<double*>(records_.data());
     const int cameras = static_cast<int>(layout_.cameras.size());
     const unsigned record_blocks = static_cast<unsigned>(std::max(1, (cameras + kRecordThreads - 1) / kRecordThreads));
-    camera_records_kernel<<<record_blocks, kRecordThreads, 0, stream_>>>(
-        shape_, cameras, frames_.data(), scaling_.data(), const_cast<double*>(x), update.z, update.beta, records, stopped);
-    LINALG_CUDA_CHECK_LAUNCH();
+    LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(camera_records_kernel, record_blocks, kRecordThreads, 0, stream_,
+                                                         shape_, cameras, frames_.data(), scaling_.data(),
+                                                         const_cast<double*>(x), update.z, update.beta, records, stopped));
     return {shape_,
             slots_,
             views_by_position_.data(),
@@ -1256,9 +1256,10 @@ void SchurOperator::product(const DeviceVector<double>& x, DeviceVector<double>&
   cudaStream_t stream = engine_.stream();
   engine_.product_point_pass(x.data(), stopped, update);
   engine_.camera_pass(x.data(), stopped);
-  camera_chunk_sum_kernel<<<blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0, stream>>>(
-      s, engine_.camera_chunk_start(), engine_.partial(), s.c, 0, engine_.d2(), x.data(), y.data(), dot, stopped);
-  LINALG_CUDA_CHECK_LAUNCH();
+  LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(camera_chunk_sum_kernel,
+                                                       blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0,
+                                                       stream, s, engine_.camera_chunk_start(), engine_.partial(), s.c,
+                                                       0, engine_.d2(), x.data(), y.data(), dot, stopped));
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ struct GroupedTileBounds {
 template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     grouped_point_pass_kernel(Terms terms, GroupedTilesView t, const double* __restrict__ Vinv, const int* stopped) {
+  linalg_cuda::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) return;
   constexpr int kView = Terms::kViewSize;
   extern __shared__ double shared_memory[];
@@ -149,6 +150,7 @@ template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads)
     many_items_point_pass_kernel(Terms terms, GroupedTilesView t, const int* __restrict__ many_tiles, int count,
                                  const double* __restrict__ Vinv, const int* stopped) {
+  linalg_cuda::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) return;
   constexpr int kView = Terms::kViewSize;
   const int lane = threadIdx.x % 32;

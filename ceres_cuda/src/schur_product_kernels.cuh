@@ -8,6 +8,7 @@
 #include "ba_index.h"
 #include "ba_layout.h"
 #include "engine_kernel_support.cuh"
+#include "linalg_cuda/dependent_launch.cuh"
 #include "linalg_cuda/deterministic_reduce.cuh"
 
 namespace ceres_cuda::detail {
@@ -365,6 +366,7 @@ template <class Terms, int kRing>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     staged_camera_chunk_kernel(Terms terms, const int* __restrict__ chunk_begin, const int* __restrict__ chunk_camera,
                                int chunks, double* __restrict__ partial, int stride, const int* stopped) {
+  linalg_cuda::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) return;
   static_assert(kRing >= 3, "the ring holds at least residuals j, j + 1 and j + 2");
   constexpr int N = Terms::kSums;
@@ -478,6 +480,7 @@ __global__ void __launch_bounds__(kThreads) camera_chunk_sum_kernel(Shape s, con
                                                                      const double* __restrict__ x,
                                                                      double* __restrict__ y, ChunkSumDot dot,
                                                                      const int* stopped) {
+  linalg_cuda::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) return;
   const std::size_t n = static_cast<std::size_t>(s.C) * s.c;
   double xy = 0.0;

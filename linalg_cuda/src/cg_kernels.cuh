@@ -6,6 +6,7 @@
 
 #include "cg_state.h"
 #include "linalg_cuda/deterministic_reduce.cuh"
+#include "linalg_cuda/dependent_launch.cuh"
 
 namespace linalg_cuda::detail {
 
@@ -227,6 +228,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
                                                                       const double* __restrict__ b,
                                                                       const double* operator_pap, double* partials,
                                                                       CgState* s) {
+  begin_dependent_kernel();  // launched after the operator's last kernel (launch_after_previous)
   double alpha;
   if (!cg_step_alpha(s, operator_pap, &alpha)) return;
   __shared__ double updated_r[kCgThreads];  // the pass's new r: row i of its block l at i * blocks_per_pass + l

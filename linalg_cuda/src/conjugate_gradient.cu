@@ -213,11 +213,11 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
     if (block_jacobi) {
       const std::size_t blocks_per_pass = kCgThreads / block_jacobi->block_size();
       const std::size_t passes = (block_jacobi->num_blocks() + blocks_per_pass - 1) / blocks_per_pass;
-      detail::cg_update_block_jacobi<<<w.blocks_for(passes * kCgThreads), kCgThreads, 0, stream>>>(
-          size, block_jacobi->block_size(), static_cast<int>(block_jacobi->num_blocks()),
+      LINALG_CUDA_CHECK(launch_after_previous(
+          detail::cg_update_block_jacobi, w.blocks_for(passes * kCgThreads), kCgThreads, 0, stream, size,
+          block_jacobi->block_size(), static_cast<int>(block_jacobi->num_blocks()),
           block_jacobi->layout() == BlockVectorLayout::kContinuousElement, x.data(), w.r.data(), z, w.p.data(),
-          w.q.data(), block_jacobi->inverse_blocks().data(), quadratic_b, operator_pap, w.partials.data(), w.state);
-      LINALG_CUDA_CHECK_LAUNCH();
+          w.q.data(), block_jacobi->inverse_blocks().data(), quadratic_b, operator_pap, w.partials.data(), w.state));
     } else if (fused_update) {
       detail::cg_update_fused<<<w.vector_blocks, kCgThreads, 0, stream>>>(
           size, x.data(), w.r.data(), z, w.p.data(), w.q.data(), inverse_diagonal, quadratic_b, operator_pap,

@@ -228,15 +228,29 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
                                                                       const double* __restrict__ b,
                                                                       const double* operator_pap, double* partials,
                                                                       CgState* s) {
-  begin_dependent_kernel();  // launched after the operator's last kernel (launch_after_previous)
-  double alpha;
-  if (!cg_step_alpha(s, operator_pap, &alpha)) return;
+  constexpr int kMax = 16;  // BlockJacobiPreconditioner::kMaxBlockSize
   __shared__ double updated_r[kCgThreads];  // the pass's new r: row i of its block l at i * blocks_per_pass + l
   const int blocks_per_pass = kCgThreads / bs;
   const int t = static_cast<int>(threadIdx.x);
   const int i = continuous ? t / blocks_per_pass : t % bs;  // this thread's row in its block
   const int local = continuous ? t % blocks_per_pass : t / bs;
   const bool in_pass = t < blocks_per_pass * bs;
+  // This thread's row of its inverse block in a pass, all its loads issued together (in registers:
+  // the loop is unrolled to the largest block size).
+  double inverse_row[kMax];
+  const auto load_inverse_row = [&](int first) {
+    const int k = first + local;
+    const bool inside = in_pass && k < nb;
+#pragma unroll
+    for (int j = 0; j < kMax; ++j)
+      inverse_row[j] = inside && j < bs ? inverse[(static_cast<std::size_t>(i) * bs + j) * nb + k] : 0.0;
+  };
+  // The first pass's row before waiting for the operator's kernel: the inverse blocks do not change
+  // during a solve, so their loads overlap the previous kernel's end.
+  load_inverse_row(blockIdx.x * blocks_per_pass);
+  begin_dependent_kernel();  // launched after the operator's last kernel (launch_after_previous)
+  double alpha;
+  if (!cg_step_alpha(s, operator_pap, &alpha)) return;
   double rr = 0.0, rz = 0.0, xbr = 0.0;
   // The bound is the same on every thread of the block (it waits for the block twice a pass).
   for (int first = blockIdx.x * blocks_per_pass; first < nb; first += gridDim.x * blocks_per_pass) {
@@ -253,18 +267,17 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
     if (in_pass) updated_r[i * blocks_per_pass + local] = ri;  // 0 past the last row
     __syncthreads();
     if (active) {
-      // Unrolled so that a row's loads of the inverse block are issued together: a loop to the
-      // run-time bs waited for each in turn.
       double zi = 0.0;
-#pragma unroll 8
-      for (int j = 0; j < bs; ++j)
-        zi += inverse[(static_cast<std::size_t>(i) * bs + j) * nb + k] * updated_r[j * blocks_per_pass + local];
+#pragma unroll
+      for (int j = 0; j < kMax; ++j)
+        if (j < bs) zi += inverse_row[j] * updated_r[j * blocks_per_pass + local];
       z[row] = zi;
       rr += ri * ri;
       rz += ri * zi;
       if (b) xbr += xi * (b[row] + ri);
     }
     __syncthreads();  // updated_r is rewritten by the next pass
+    if (first + gridDim.x * blocks_per_pass < nb) load_inverse_row(first + gridDim.x * blocks_per_pass);
   }
   finish_update(rr, rz, xbr, partials, s);
 }

@@ -71,8 +71,6 @@ struct GroupedTileBounds {
 template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     grouped_point_pass_kernel(Terms terms, GroupedTilesView t, const double* __restrict__ Vinv, const int* stopped) {
-  linalg_cuda::begin_dependent_kernel();
-  if (cg_has_stopped(stopped)) return;
   constexpr int kView = Terms::kViewSize;
   extern __shared__ double shared_memory[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -107,6 +105,13 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
   GroupedTileBounds now = bounds(tile), next = bounds(tile + warps);
   stage_tile(now, mine.stage[0]);
   __pipeline_commit();
+  // The tiles and views do not change during a solve: the first tile's copies are on their way before
+  // the kernel waits for the cameras' records (programmatic dependent launch).
+  linalg_cuda::begin_dependent_kernel();
+  if (cg_has_stopped(stopped)) {
+    __pipeline_wait_prior(0);  // no copy may land in shared memory after the block has gone
+    return;
+  }
   for (int k = 0; tile < t.tiles; tile += warps, ++k) {
     stage_tile(next, mine.stage[(k + 1) & 1]);  // empty past the last tile
     __pipeline_commit();

@@ -350,13 +350,16 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 // residual j + kRing - 1's streamed inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in
 // flight while residual j is added, so that a residual waits for neither its stream nor its
 // index-then-gather round trips. A thread reads back only what it staged. The commit groups, in
-// order: S0 S1 G0, then S(k) G(k - 1) for k = 2 .. kRing - 2 (the prologue), then per residual j
-// S(j + kRing - 1) G(j + kRing - 2). Before G(k), S(k) must be done: all but the last 2 groups (or all
-// but S1 for G0); before residual j is added, G(j): all but the last 2 (kRing - 2) groups.
-// A chunk's camera comes with its bounds (chunk_camera) and is copied in S0's group, so that a chunk
-// starts after two round trips (its bounds, then its first residuals and its camera) where reading
-// the camera off its first residual and then loading it before the streams took four: a block's
-// start is latency that the other blocks on its multiprocessor must hide.
+// order: S0 S1 K G0 (K: the camera's record), then S(k) G(k - 1) for k = 2 .. kRing - 2 (the
+// prologue), then per residual j S(j + kRing - 1) G(j + kRing - 2). Before G(k), S(k) must be done:
+// all but the last 2 groups (for G0: S1 and K); before residual j is added, G(j): all but the last
+// 2 (kRing - 2) groups; K is done once S2's wait has returned.
+// A chunk's camera comes with its bounds (chunk_camera), so that a chunk starts after two round trips
+// (its bounds, then its first residuals and its camera) where reading the camera off its first
+// residual and then loading it before the streams took four: a block's start is latency that the
+// other blocks on its multiprocessor must hide. On a block's first chunk the streams S0 and S1 are
+// issued before the kernel waits for the one before it (programmatic dependent launch): only the
+// camera's record and the gathers depend on it.
 template <class Terms, int kRing>
 constexpr std::size_t staged_camera_shared_bytes() {
   return sizeof(typename Terms::template Staged<kRing>);
@@ -366,14 +369,13 @@ template <class Terms, int kRing>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     staged_camera_chunk_kernel(Terms terms, const int* __restrict__ chunk_begin, const int* __restrict__ chunk_camera,
                                int chunks, double* __restrict__ partial, int stride, const int* stopped) {
-  linalg_cuda::begin_dependent_kernel();
-  if (cg_has_stopped(stopped)) return;
-  static_assert(kRing >= 3, "the ring holds at least residuals j, j + 1 and j + 2");
+  static_assert(kRing >= 4, "the ring holds at least residuals j .. j + 3 (the camera's copy lands by the third)");
   constexpr int N = Terms::kSums;
   using Staged = typename Terms::template Staged<kRing>;
   extern __shared__ __align__(16) unsigned char staged_bytes[];
   Staged& staged = *reinterpret_cast<Staged*>(staged_bytes);
   __shared__ __align__(16) typename Terms::SharedCamera shared_camera;
+  bool waited = false;  // for the kernel before (begin_dependent_kernel), on the block's first chunk
   for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     const int begin = chunk_begin[chunk], end = chunk_begin[chunk + 1], cam = chunk_camera[chunk];
     const int first = begin + static_cast<int>(threadIdx.x);
@@ -387,10 +389,21 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       __pipeline_commit();
     };
     __syncthreads();  // the previous chunk's threads are done with shared_camera
-    terms.stage_camera(cam, shared_camera);  // in S0's group
+    // The residuals' streams do not change during a solve: the first chunk's are on their way before
+    // the kernel waits for the point pass (programmatic dependent launch), the camera's record after.
     stream(0);
     stream(1);
-    __pipeline_wait_prior(1);  // residual 0's stream and the camera
+    if (!waited) {
+      linalg_cuda::begin_dependent_kernel();
+      waited = true;
+      if (cg_has_stopped(stopped)) {
+        __pipeline_wait_prior(0);  // no copy may land in shared memory after the block has gone
+        return;
+      }
+    }
+    terms.stage_camera(cam, shared_camera);
+    __pipeline_commit();
+    __pipeline_wait_prior(2);  // residual 0's stream
     gather(0);
 #pragma unroll
     for (int k = 2; k <= kRing - 2; ++k) {
@@ -398,7 +411,7 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       __pipeline_wait_prior(2);  // residual k - 1's stream
       gather(k - 1);
     }
-    __syncthreads();  // the camera's copies have landed
+    __syncthreads();  // the camera's copies have landed (the last wait left only G0 and S2 in flight)
     const typename Terms::Camera camera = terms.camera(cam, shared_camera);
     double acc[N];
 #pragma unroll

@@ -11,6 +11,7 @@
 namespace linalg_cuda::detail {
 
 constexpr int kCgThreads = 256;
+constexpr int kCgMaxBlockSize = 16;  // BlockJacobiPreconditioner::kMaxBlockSize (checked where both are seen)
 
 __device__ __forceinline__ bool cg_stopped(const CgState* s) { return s->status != kCgRunning; }
 
@@ -228,7 +229,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int 
                                                                       const double* __restrict__ b,
                                                                       const double* operator_pap, double* partials,
                                                                       CgState* s) {
-  constexpr int kMax = 16;  // BlockJacobiPreconditioner::kMaxBlockSize
+  constexpr int kMax = kCgMaxBlockSize;
   __shared__ double updated_r[kCgThreads];  // the pass's new r: row i of its block l at i * blocks_per_pass + l
   const int blocks_per_pass = kCgThreads / bs;
   const int t = static_cast<int>(threadIdx.x);

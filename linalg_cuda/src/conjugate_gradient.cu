@@ -17,6 +17,8 @@ namespace linalg_cuda {
 
 using detail::CgState;
 using detail::kCgThreads;
+static_assert(detail::kCgMaxBlockSize == BlockJacobiPreconditioner::kMaxBlockSize,
+              "cg_update_block_jacobi keeps a row of the largest block in registers");
 
 // Device workspace of one solver, kept while the system size does not change.
 struct ConjugateGradient::Workspace {

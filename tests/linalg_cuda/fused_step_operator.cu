@@ -33,7 +33,7 @@ __global__ void dot(int n, const double* p, const double* q, double* partials, d
 }  // namespace
 
 FusedStepOperator::FusedStepOperator(const linalg_cuda::LinearOperator& a)
-    : a_(a), partials_((kDotBlocks + 1) * sizeof(double)) {
+    : OpaqueOperator(a), partials_((kDotBlocks + 1) * sizeof(double)) {
   LINALG_CUDA_CHECK(cudaMemset(partials_.data(), 0, (kDotBlocks + 1) * sizeof(double)));  // the ticket starts at 0
 }
 
@@ -44,7 +44,7 @@ bool FusedStepOperator::apply_cg_step(const linalg_cuda::CgProductStep& step) co
   const unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
   update_direction<<<blocks, kThreads, 0, stream>>>(n, step.z.data(), step.beta, step.p.data(), step.stopped);
   LINALG_CUDA_CHECK_LAUNCH();
-  a_.apply(step.p, step.q);
+  apply(step.p, step.q);
   dot<<<kDotBlocks, kThreads, 0, stream>>>(n, step.p.data(), step.q.data(), partials_.as<double>(), step.pap, step.stopped);
   LINALG_CUDA_CHECK_LAUNCH();
   return true;

@@ -6,23 +6,18 @@
 
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/linear_operator.h"
+#include "opaque_operator.h"
 
 namespace cg_test {
 
-class FusedStepOperator : public linalg_cuda::LinearOperator {
+class FusedStepOperator : public OpaqueOperator {
  public:
   explicit FusedStepOperator(const linalg_cuda::LinearOperator& a);
-  std::size_t rows() const override { return a_.rows(); }
-  std::size_t cols() const override { return a_.cols(); }
-  void apply(const linalg_cuda::DeviceVector<double>& x, linalg_cuda::DeviceVector<double>& y) const override {
-    a_.apply(x, y);
-  }
   bool apply_cg_step(const linalg_cuda::CgProductStep& step) const override;
   // How many times the solver handed it an iteration (enqueued, captured or not).
   int steps_taken() const { return steps_; }
 
  private:
-  const linalg_cuda::LinearOperator& a_;
   mutable linalg_cuda::DeviceBuffer partials_;  // one per block of the dot kernel, then its ticket
   mutable int steps_ = 0;
 };

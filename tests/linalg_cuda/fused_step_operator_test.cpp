@@ -7,6 +7,7 @@
 
 #include "cg_test_systems.h"
 #include "fused_step_operator.h"
+#include "opaque_operator.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/device_matrix.h"
@@ -20,17 +21,7 @@ using linalg_cuda::CgTermination;
 using linalg_cuda::DeviceVector;
 using linalg_cuda::PreconditionerType;
 
-// The operator behind the interface only (apply), so that the solver takes its generic path.
-class PlainOperator : public linalg_cuda::LinearOperator {
- public:
-  explicit PlainOperator(const linalg_cuda::LinearOperator& a) : a_(a) {}
-  std::size_t rows() const override { return a_.rows(); }
-  std::size_t cols() const override { return a_.cols(); }
-  void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override { a_.apply(x, y); }
-
- private:
-  const linalg_cuda::LinearOperator& a_;
-};
+using PlainOperator = cg_test::OpaqueOperator;  // the same product, the solver's own direction update and p'Ap
 
 // A block-Jacobi preconditioner the solver does not know by its exact type (its general path: the
 // preconditioner's apply after cg_update_xr).

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "cg_test_systems.h"
+#include "opaque_operator.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cpu_cg.h"
 #include "linalg_cuda/device_csr_matrix.h"
@@ -35,18 +36,7 @@ CgOptions options_for(PreconditionerType type, int block_size, double tolerance 
   return options;
 }
 
-// A matrix-free operator: hides the CSR matrix behind the interface, so the solver takes its
-// generic path (operator apply + separate dot kernel), as the BA Schur complement will.
-class OpaqueOperator : public linalg_cuda::LinearOperator {
- public:
-  explicit OpaqueOperator(const linalg_cuda::DeviceCsrMatrix& a) : a_(a) {}
-  std::size_t rows() const override { return a_.rows(); }
-  std::size_t cols() const override { return a_.cols(); }
-  void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override { a_.apply(x, y); }
-
- private:
-  const linalg_cuda::DeviceCsrMatrix& a_;
-};
+using cg_test::OpaqueOperator;  // the CSR matrix behind the interface: the solver's generic path
 
 // GPU (CSR fused path, and generic path) vs CPU reference for every preconditioner.
 void expect_gpu_matches_cpu(const linalg_cuda::CsrMatrix& a, const std::string& name) {

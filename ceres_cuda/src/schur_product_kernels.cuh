@@ -342,10 +342,12 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 //   void stage_camera(int cam, SharedCamera&) const;       asynchronous copies of the camera's values
 //                                                          (cp.async, on the block's first threads)
 //   Camera camera(int cam, const SharedCamera&) const;     once they have landed
+//   void stage_camera_constants(int cam, SharedCamera&) const;  the camera's values fixed during a
+//                                                          solve (cp.async, on threads after the record's)
 //   void stage_streamed(int i, int slot, Staged&) const;  residual i's streamed inputs and gather index
 //   void stage_gathered(int slot, Staged&) const;         its gathers, once the index has landed
 //   void load_staged(int slot, const Staged&, Fetched&) const;
-//   and add and finish as for camera_chunks.
+//   and add as for camera_chunks, finish(const SharedCamera&, sums, out) on thread 0.
 // Staged is a ring of kRing slots per thread, in dynamic shared memory (staged_camera_shared_bytes):
 // residual j + kRing - 1's streamed inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in
 // flight while residual j is added, so that a residual waits for neither its stream nor its
@@ -389,8 +391,10 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       __pipeline_commit();
     };
     __syncthreads();  // the previous chunk's threads are done with shared_camera
-    // The residuals' streams do not change during a solve: the first chunk's are on their way before
-    // the kernel waits for the point pass (programmatic dependent launch), the camera's record after.
+    // The residuals' streams and the camera's constants do not change during a solve: the first
+    // chunk's are on their way before the kernel waits for the point pass (programmatic dependent
+    // launch), the camera's record after.
+    terms.stage_camera_constants(cam, shared_camera);  // in S0's group
     stream(0);
     stream(1);
     if (!waited) {
@@ -428,7 +432,7 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     __pipeline_wait_prior(0);  // (only empty groups are left)
     __shared__ double sums[N];  // thread 0's
     linalg_cuda::detail::block_sums<kThreads>(acc, sums);
-    if (threadIdx.x == 0) terms.finish(camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
+    if (threadIdx.x == 0) terms.finish(shared_camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
   }
 }
 

@@ -248,6 +248,11 @@ struct SnavelyCameraTerms {
   const double* point_w;      // the point pass's w~ per point, continuous-element
   struct SharedCamera {
     double record[kCameraRecordSize];  // camera_records_kernel's
+    // What finish() reads, fixed during a solve: copied with the chunk's first streams (before the
+    // kernel waits for the point pass), so that the chunk's last step, one thread's while the block
+    // holds its shared memory, does not wait for memory.
+    double frame[kFrameSize];
+    double scaling[kSnavelyCameraSize];
   };
   struct Camera {
     int cam;
@@ -276,6 +281,18 @@ struct SnavelyCameraTerms {
     if (2 * t < kCameraRecordSize)
       __pipeline_memcpy_async(shared.record + 2 * t, records + static_cast<std::size_t>(cam) * kCameraRecordSize + 2 * t,
                               2 * sizeof(double));
+  }
+
+  // The frame in 16-byte copies and the scaling in 8-byte ones, a copy a thread (after the record's).
+  __device__ __forceinline__ void stage_camera_constants(int cam, SharedCamera& shared) const {
+    static_assert(kFrameSize % 2 == 0 && kCameraRecordSize % 2 == 0, "whole 16-byte copies");
+    constexpr int kFrameCopies = kFrameSize / 2, first = kCameraRecordSize / 2;
+    const int t = static_cast<int>(threadIdx.x) - first;
+    if (t >= 0 && t < kFrameCopies)
+      __pipeline_memcpy_async(shared.frame + 2 * t, frame(cam) + 2 * t, 2 * sizeof(double));
+    else if (t >= kFrameCopies && t < kFrameCopies + kSnavelyCameraSize)
+      __pipeline_memcpy_async(shared.scaling + (t - kFrameCopies), scaling + cam_at(s, cam, t - kFrameCopies),
+                              sizeof(double));
   }
 
   __device__ __forceinline__ Camera camera(int cam, const SharedCamera& shared) const {
@@ -333,10 +350,10 @@ struct SnavelyCameraTerms {
     compact_camera_jacobian_transpose_accumulate(im, q, u, acc);
   }
 
-  __device__ __forceinline__ void finish(const Camera& camera, const double (&sums)[kSums], double* out) const {
+  __device__ __forceinline__ void finish(const SharedCamera& shared, const double (&sums)[kSums], double* out) const {
     double y[kSnavelyCameraSize];
-    camera_jacobian_transpose_finish(frame(camera.cam), sums, y);
-    for (int k = 0; k < kSnavelyCameraSize; ++k) out[k] = scaling[cam_at(s, camera.cam, k)] * y[k];
+    camera_jacobian_transpose_finish(shared.frame, sums, y);
+    for (int k = 0; k < kSnavelyCameraSize; ++k) out[k] = shared.scaling[k] * y[k];
   }
 };
 

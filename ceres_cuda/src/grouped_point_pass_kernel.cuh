@@ -43,6 +43,7 @@ struct GroupedStagedTile {
   int offset[kTilePositions];
   int item_camera[kTileItems];
   int item_start[kTileItems + 1];
+  int point_start[kTilePositions + 1];  // the tile's points' CSR starts (a point has a position at least)
 };
 
 // A warp's share of the kernel's dynamic shared memory: two staged tiles and the terms' sums.
@@ -62,11 +63,15 @@ struct GroupedTileBounds {
   __device__ __forceinline__ bool many_items() const { return i1 - i0 > kTileItems; }
 };
 
+__device__ __forceinline__ void prefetch_l2(const void* at) { asm volatile("prefetch.global.L2 [%0];" ::"l"(at)); }
+
 // Terms has
 //   kMinBlocks, kViewSize                                     blocks per multiprocessor; view values a residual
 //   const double* views; int positions;                       the views by position, entry k at k * positions
 //   struct Camera; Camera camera(int item_camera) const;      what an item reads of its camera, once
 //   void term(const Camera&, int position, const double* view, double (&g)[3]) const;  E_q' u_q but for s_p
+//   void prefetch_points(int p0, int p1, int lane) const;   the per-point values of points p0 .. p1 - 1
+//                                                             toward the L2 (prefetch_l2), on the warp's lanes
 // and scale_point, store_point and scaled_inverse as for point_pass_tiles (finish_point).
 template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
@@ -100,6 +105,8 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     if (lane < b.i1 - b.i0) __pipeline_memcpy_async(&to.item_camera[lane], t.item_camera + b.i0 + lane, sizeof(int));
     for (int i = lane; i <= b.i1 - b.i0; i += 32)  // up to kTileItems + 1 starts
       __pipeline_memcpy_async(&to.item_start[i], t.item_start + b.i0 + i, sizeof(int));
+    for (int i = lane; i <= b.p1 - b.p0; i += 32)  // up to kTilePositions + 1 starts
+      __pipeline_memcpy_async(&to.point_start[i], t.point_start + b.p0 + i, sizeof(int));
   };
   int tile = blockIdx.x * kWarpsPerBlock + warp;
   GroupedTileBounds now = bounds(tile), next = bounds(tile + warps);
@@ -115,6 +122,9 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
   for (int k = 0; tile < t.tiles; tile += warps, ++k) {
     stage_tile(next, mine.stage[(k + 1) & 1]);  // empty past the last tile
     __pipeline_commit();
+    // What the next tile's points read once their sums are in (Terms' per-point values), toward the
+    // L2 now, so that a tile's last step waits on the L2 rather than on memory.
+    if (!next.many_items()) terms.prefetch_points(next.p0, next.p1, lane);
     const GroupedTileBounds after = bounds(tile + 2 * warps);
     __pipeline_wait_prior(1);  // this tile's copies, this lane's
     __syncwarp();              // and every lane's
@@ -134,9 +144,9 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       }
       __syncwarp();
       for (int p = now.p0 + lane; p < now.p1; p += 32) {
-        const int end = t.point_start[p + 1] - now.q0;
+        const int end = staged.point_start[p + 1 - now.p0] - now.q0;
         double g[3] = {0.0, 0.0, 0.0}, w[3];
-        for (int j = t.point_start[p] - now.q0; j < end; ++j)
+        for (int j = staged.point_start[p - now.p0] - now.q0; j < end; ++j)
           for (int r = 0; r < 3; ++r) g[r] += mine.sums[r][j];
         finish_point<kResult>(terms, Vinv, p, g, w);
       }

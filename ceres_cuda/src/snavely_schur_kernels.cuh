@@ -216,6 +216,14 @@ struct SnavelyPointTerms {
 
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
 
+  // The scaled inverse blocks' rows over p0 .. p1 - 1, a row a lane, a prefetch a 128-byte line.
+  __device__ __forceinline__ void prefetch_points(int p0, int p1, int lane) const {
+    if (lane >= kSymmetricBlock || p1 <= p0) return;
+    const double* row = scaled_inverse_blocks + static_cast<std::size_t>(lane) * s.P;
+    for (int p = p0; p < p1; p += 16) prefetch_l2(row + p);
+    prefetch_l2(row + p1 - 1);  // the last line, where p0 is not at a line's start
+  }
+
   __device__ __forceinline__ void scaled_inverse(int p, const double (&g)[3], double (&w)[3]) const {
     double block[kSymmetricBlock];
     for (int k = 0; k < kSymmetricBlock; ++k) block[k] = scaled_inverse_blocks[static_cast<std::size_t>(k) * s.P + p];

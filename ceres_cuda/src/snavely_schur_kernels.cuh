@@ -216,7 +216,8 @@ struct SnavelyPointTerms {
 
   __device__ __forceinline__ void store_point(int p, const double (&w)[3]) const { store_point_result(s, point_result, p, w); }
 
-  // The scaled inverse blocks' rows over p0 .. p1 - 1, a row a lane, a prefetch a 128-byte line.
+  // The scaled inverse blocks' rows over p0 .. p1 - 1, a row a lane, a prefetch a 128-byte line. (The
+  // back-substitution's pass, once per LM step, reads V^-1 instead: its prefetches go unused.)
   __device__ __forceinline__ void prefetch_points(int p0, int p1, int lane) const {
     if (lane >= kSymmetricBlock || p1 <= p0) return;
     const double* row = scaled_inverse_blocks + static_cast<std::size_t>(lane) * s.P;

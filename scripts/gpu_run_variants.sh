@@ -9,6 +9,10 @@
 #   bash .device/gpu_run_variants.sh [BENCH_ARGS...]          e.g. --only Venice --skip-ceres
 #   ROUNDS (default 2) and ROW_PATTERN (default " LM ", the benchmark rows of bench_ceres) in the environment;
 #   TESTS=last runs only the last revision's tests (the others' ran before), TESTS=none none.
+#   TEST_TIMEOUT (default 300) and BENCH_TIMEOUT (default 120): seconds a test suite or a benchmark run
+#   may take. A run that fails is reported at once with its log's tail, and a revision whose run timed
+#   out is left out of the later rounds: a build that hangs, or falls back to the CPU engine, must not
+#   take the device call's whole time (the device tool stops a call at 600 s).
 set -uo pipefail
 cd "$(dirname "$0")"
 out=${OUT:-out}
@@ -27,19 +31,29 @@ summary=$out/variants_summary.txt
       none) continue ;;
       last) [[ $name == "${names[-1]}" ]] || continue ;;
     esac
-    "variants/$name/${module}_cuda_test" --gtest_brief=1 >"$logs/$name.test.log" 2>&1
+    timeout "${TEST_TIMEOUT:-300}" "variants/$name/${module}_cuda_test" --gtest_brief=1 >"$logs/$name.test.log" 2>&1
     echo "   tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$logs/$name.test.log" | tr '\n' ' ')"
     grep -E '^\[  FAILED  \]' "$logs/$name.test.log" | head -n 10
   done
+  timed_out=" "
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for name in "${names[@]}"; do
-      "variants/$name/bench_$module" "$@" >"$logs/$name.bench.$round.log" 2>&1
+      [[ $timed_out == *" $name "* ]] && continue
+      log=$logs/$name.bench.$round.log
+      timeout "${BENCH_TIMEOUT:-120}" "variants/$name/bench_$module" "$@" >"$log" 2>&1
+      status=$?
+      echo "   $name, round $round: exit $status"
+      if ((status != 0)); then
+        tail -n 8 "$log" | cut -c1-300 | sed 's/^/      /'
+        ((status == 124)) && timed_out+="$name "
+      fi
     done
   done
   # Each benchmark row (lines matching ROW_PATTERN, default bench_ceres's " LM "), by revision and round.
   for name in "${names[@]}"; do
     echo "== $name"
     for round in $(seq 1 "${ROUNDS:-2}"); do
+      [[ -f $logs/$name.bench.$round.log ]] || continue  # left out after a timeout
       grep -E "${ROW_PATTERN:- LM }" "$logs/$name.bench.$round.log" | sed -E 's/ +/ /g' | cut -c1-220 | sed "s/^/   round $round: /"
     done
   done

@@ -9,7 +9,8 @@
 #   bash .device/gpu_run_variants.sh [BENCH_ARGS...]          e.g. --only Venice --skip-ceres
 #   ROUNDS (default 2) and ROW_PATTERN (default " LM ", the benchmark rows of bench_ceres) in the environment;
 #   TESTS=last runs only the last revision's tests (the others' ran before), TESTS=none none.
-#   TEST_TIMEOUT (default 300) and BENCH_TIMEOUT (default 120): seconds a test suite or a benchmark run
+#   TEST_TIMEOUT (default 300) and BENCH_TIMEOUT (default 300; a Final-scale run takes about 120 s on the
+#   H100): seconds a test suite or a benchmark run
 #   may take. A run that fails is reported at once with its log's tail, and a revision whose run timed
 #   out is left out of the later rounds: a build that hangs, or falls back to the CPU engine, must not
 #   take the device call's whole time (the device tool stops a call at 600 s).
@@ -40,7 +41,7 @@ summary=$out/variants_summary.txt
     for name in "${names[@]}"; do
       [[ $timed_out == *" $name "* ]] && continue
       log=$logs/$name.bench.$round.log
-      timeout "${BENCH_TIMEOUT:-120}" "variants/$name/bench_$module" "$@" >"$log" 2>&1
+      timeout "${BENCH_TIMEOUT:-300}" "variants/$name/bench_$module" "$@" >"$log" 2>&1
       status=$?
       echo "   $name, round $round: exit $status"
       if ((status != 0)); then

@@ -9,11 +9,11 @@
 #   bash .device/gpu_run_variants.sh [BENCH_ARGS...]          e.g. --only Venice --skip-ceres
 #   ROUNDS (default 2) and ROW_PATTERN (default " LM ", the benchmark rows of bench_ceres) in the environment;
 #   TESTS=last runs only the last revision's tests (the others' ran before), TESTS=none none.
-#   TEST_TIMEOUT (default 300) and BENCH_TIMEOUT (default 300; a Final-scale run takes about 120 s on the
-#   H100): seconds a test suite or a benchmark run
-#   may take. A run that fails is reported at once with its log's tail, and a revision whose run timed
-#   out is left out of the later rounds: a build that hangs, or falls back to the CPU engine, must not
-#   take the device call's whole time (the device tool stops a call at 600 s).
+#   TEST_TIMEOUT and BENCH_TIMEOUT (default 300 each; a Final-scale run takes about 120 s on the H100):
+#   seconds a test suite or a benchmark run may take. A run that fails is reported at once with its
+#   log's tail, and a revision whose run timed out is left out of the later rounds: a build that hangs,
+#   or falls back to the CPU engine, must not take the device call's whole time (the device tool stops
+#   a call at 600 s).
 set -uo pipefail
 cd "$(dirname "$0")"
 out=${OUT:-out}

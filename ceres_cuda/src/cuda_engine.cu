@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -1116,6 +1117,10 @@ class CudaEngine final : public BaEngine {
     // batch runs after the stop return at once (SchurOperator::apply_unless_stopped), so a longer one
     // costs nothing either.
     cg.check_every = kPcgCheckEvery;
+    // Nsight Compute profiles no kernel of a graph that can hold conditional nodes: with the
+    // environment variable CERES_CUDA_PCG_HOST_LOOP set, the loop is batches of plain graph launches
+    // that the host tests between (docs/ceres_cuda.md, "Profiling"), whose kernels it profiles one by one.
+    if (std::getenv("CERES_CUDA_PCG_HOST_LOOP")) cg.use_device_loop = false;
     cg_.set_options(cg);
     const SchurOperator op(*this);
     // The inverted camera blocks, continuous-element like the vectors: linalg_cuda's CG applies them in

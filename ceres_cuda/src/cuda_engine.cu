@@ -586,8 +586,10 @@ class CudaEngine final : public BaEngine {
     chunk_begin_ = DeviceVector<int>(chunk_begin);
     chunk_camera_ = upload_index(chunk_camera);
     camera_chunk_start_ = DeviceVector<int>(camera_chunk_start);
-    // The camera pass's c sums per chunk, or camera_sums' 2 c.
-    partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * 2 * c), 0.0);
+    // The camera pass's c sums per chunk (per warp of the chunk's block on the fast path), or
+    // camera_sums' 2 c.
+    partial_ = DeviceVector<double>(
+        std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * std::max(2, camera_pass_parts()) * c), 0.0);
     if (chunked_camera_blocks())
       block_partial_ = DeviceVector<double>(std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * kBalBlockSums), 0.0);
     rhs_ = DeviceVector<double>(camera_values_, 0.0);
@@ -918,6 +920,8 @@ class CudaEngine final : public BaEngine {
   }
 
   const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
+  // The camera pass's parts per chunk in partial() (staged_camera_chunk_kernel's, a part per warp).
+  int camera_pass_parts() const { return fast_ ? kWarpsPerBlock : 1; }
   bool fast() const { return fast_; }
   // Where the product's last kernel sums p'Ap into `sum`.
   ChunkSumDot pap_reduction(double* sum) const {
@@ -1050,11 +1054,11 @@ class CudaEngine final : public BaEngine {
                                                               chunk_begin_.data(), chunks_, partial_.data(), stride, nullptr);
       LINALG_CUDA_CHECK_LAUNCH();
       const unsigned sum_blocks = blocks_for(camera_values_);
-      camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(), stride,
+      camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(), 1, stride,
                                                                     0, nullptr, nullptr, out, ChunkSumDot{}, nullptr);
       if (norms)
         camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(),
-                                                                      stride, 9, nullptr, nullptr, norms, ChunkSumDot{}, nullptr);
+                                                                      1, stride, 9, nullptr, nullptr, norms, ChunkSumDot{}, nullptr);
     } else {
       camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(),
                                                                                             f_.data(), w, out);
@@ -1265,7 +1269,8 @@ void SchurOperator::product(const DeviceVector<double>& x, DeviceVector<double>&
   engine_.camera_pass(x.data(), stopped);
   LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(camera_chunk_sum_kernel,
                                                        blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0,
-                                                       stream, s, engine_.camera_chunk_start(), engine_.partial(), s.c,
+                                                       stream, s, engine_.camera_chunk_start(), engine_.partial(),
+                                                       engine_.camera_pass_parts(), s.c,
                                                        0, engine_.d2(), x.data(), y.data(), dot, stopped));
 }
 

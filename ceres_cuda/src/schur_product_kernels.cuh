@@ -347,7 +347,8 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
 //   void stage_streamed(int i, int slot, Staged&) const;  residual i's streamed inputs and gather index
 //   void stage_gathered(int slot, Staged&) const;         its gathers, once the index has landed
 //   void load_staged(int slot, const Staged&, Fetched&) const;
-//   and add as for camera_chunks, finish(const SharedCamera&, sums, out) on thread 0.
+//   and add as for camera_chunks, finish(const SharedCamera&, sums, out), linear in the sums, on each
+//   warp's lane 0: a chunk's values are kWarpsPerBlock parts (camera_chunk_sum_kernel's `parts`).
 // Staged is a ring of kRing slots per thread, in dynamic shared memory (staged_camera_shared_bytes):
 // residual j + kRing - 1's streamed inputs and the gathers of residuals j + 1 .. j + kRing - 2 are in
 // flight while residual j is added, so that a residual waits for neither its stream nor its
@@ -430,9 +431,15 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
       terms.add(camera, first + j * kThreads, fetched, acc);
     }
     __pipeline_wait_prior(0);  // (only empty groups are left)
-    __shared__ double sums[N];  // thread 0's
-    linalg_cuda::detail::block_sums<kThreads>(acc, sums);
-    if (threadIdx.x == 0) terms.finish(shared_camera, sums, partial + static_cast<std::size_t>(chunk) * stride);
+    // Each warp's share of the chunk, finished (it is linear in the sums) by the warp's lane 0, is the
+    // chunk's part `warp`; camera_chunk_sum_kernel adds the parts up in order. A sum over the block
+    // here had seven warps wait at two barriers while the eighth added the warps' sums and finished
+    // (a fifth of the pass's warp stall samples on the H200 at Venice scale).
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+#pragma unroll
+    for (int k = 0; k < N; ++k) acc[k] = warp_sum(acc[k]);  // on lane 0
+    if (threadIdx.x % 32 == 0)
+      terms.finish(shared_camera, acc, partial + (static_cast<std::size_t>(chunk) * kWarpsPerBlock + warp) * stride);
   }
 }
 
@@ -487,13 +494,13 @@ struct ChunkSumDot {
   unsigned int* ticket = nullptr;
 };
 
-// y_c = sum of the camera's chunks' values first .. first + c - 1 (`stride` values per chunk), in
-// chunk order, + d2_c .* x_c when d2 is given; and x'y when dot.sum is given (in a fixed order: by
+// y_c = sum of the camera's chunks' values first .. first + c - 1 (`parts` parts per chunk, `stride`
+// values per part), in chunk and part order, + d2_c .* x_c when d2 is given; and x'y when dot.sum is given (in a fixed order: by
 // block, then over the blocks), where the CG's own kernel for p'Ap cost 3.6 us and a launch a PCG
 // iteration at Venice scale.
 __global__ void __launch_bounds__(kThreads) camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_chunk_start,
-                                                                     const double* __restrict__ partial, int stride,
-                                                                     int first, const double* __restrict__ d2,
+                                                                     const double* __restrict__ partial, int parts,
+                                                                     int stride, int first, const double* __restrict__ d2,
                                                                      const double* __restrict__ x,
                                                                      double* __restrict__ y, ChunkSumDot dot,
                                                                      const int* stopped) {
@@ -504,8 +511,8 @@ __global__ void __launch_bounds__(kThreads) camera_chunk_sum_kernel(Shape s, con
   for (std::size_t j = blockIdx.x * std::size_t(kThreads) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * kThreads) {
     const int cam = static_cast<int>(j % s.C), k = static_cast<int>(j / s.C);  // j = cam_at(cam, k)
     double total = 0.0;
-    for (int chunk = camera_chunk_start[cam]; chunk < camera_chunk_start[cam + 1]; ++chunk)
-      total += partial[static_cast<std::size_t>(chunk) * stride + first + k];
+    for (int part = camera_chunk_start[cam] * parts; part < camera_chunk_start[cam + 1] * parts; ++part)
+      total += partial[static_cast<std::size_t>(part) * stride + first + k];
     const double yj = d2 ? total + d2[j] * x[j] : total;
     y[j] = yj;
     if (dot.sum) xy += x[j] * yj;

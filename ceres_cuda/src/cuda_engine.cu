@@ -65,6 +65,14 @@ DeviceVector<int> upload_index(const std::vector<int>& v) {
   return v.empty() ? DeviceVector<int>(std::vector<int>{0}) : DeviceVector<int>(v);
 }
 
+// Bytes on the device packed four to an int (DeviceVector holds no bytes), with a word to spare at
+// the end, so that a kernel may copy whole words over any range of them.
+DeviceVector<int> upload_packed_bytes(const std::vector<unsigned char>& bytes) {
+  std::vector<int> words(bytes.size() / 4 + 1, 0);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  return DeviceVector<int>(words);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -942,13 +950,14 @@ class CudaEngine final : public BaEngine {
     grouped_tile_point_start_ = DeviceVector<int>(tiles.tile_point_start);
     item_start_ = DeviceVector<int>(tiles.item_start);
     item_camera_ = upload_index(tiles.item_camera);
-    position_offset_ = upload_index(built.position_offset);
+    position_offset_ = upload_packed_bytes(built.position_offset);
+    point_offset_ = upload_packed_bytes(built.point_offset);
     position_residual_ = upload_index(built.position_residual);
     many_item_tiles_ = static_cast<int>(built.many_item_tiles.size());
     many_item_tile_list_ = upload_index(built.many_item_tiles);
     grouped_ = {static_cast<int>(tiles.tile_start.size()) - 1, grouped_tile_start_.data(), grouped_tile_item_start_.data(),
                 grouped_tile_point_start_.data(), item_start_.data(), item_camera_.data(), position_offset_.data(),
-                shape_.point_start};
+                point_offset_.data()};
     constexpr std::size_t shared = grouped_point_pass_shared_bytes<SnavelyPointTerms>();
     const auto allow_shared = [&](auto kernel) {
       LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
@@ -1225,7 +1234,7 @@ class CudaEngine final : public BaEngine {
   GroupedTilesView grouped_{};
   unsigned grouped_point_blocks_ = 1;
   DeviceVector<int> grouped_tile_start_, grouped_tile_item_start_, grouped_tile_point_start_, item_start_, item_camera_,
-      position_offset_, position_residual_;
+      position_offset_, point_offset_, position_residual_;
   int many_item_tiles_ = 0;  // tiles of one point with more than kTileItems items, and their list
   DeviceVector<int> many_item_tile_list_;
   DeviceVector<double> F_by_point_, E_by_point_, v_;

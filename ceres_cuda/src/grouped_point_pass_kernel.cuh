@@ -25,9 +25,9 @@ namespace {
 
 constexpr int kTilePositions = kTileItems * kItemSlots;
 
-// The tiles on the device (GroupedPointTiles uploaded), with the points' CSR starts over the slots
-// and, per position, its slot's place in its tile (slot - the tile's first slot; a tile of many
-// items, which does not use it, holds 0).
+// The tiles on the device (GroupedPointLayout uploaded): per position its slot's place in its tile,
+// per point its first slot's place in its tile, bytes packed four to a word (with a word to spare at
+// the end), so that a tile's copies of them are words.
 struct GroupedTilesView {
   int tiles;
   const int* tile_start;
@@ -35,20 +35,32 @@ struct GroupedTilesView {
   const int* tile_point_start;
   const int* item_start;
   const int* item_camera;
-  const int* position_offset;
-  const int* point_start;
+  const int* position_offset;  // bytes, packed
+  const int* point_offset;     // bytes, packed
 };
 
-// A warp's staged tile: entry k of the views of position q0 + j at view[k][j].
+// Bytes first .. first + n - 1 of a packed array as words, from the word that holds byte `first`
+// (n <= kTilePositions: at most kPlaceWords words), on the warp's lanes; byte b is then at
+// to[b - first + (first & 3)].
+constexpr int kPlaceWords = (kTilePositions + 3) / 4 + 1;
+
+__device__ __forceinline__ void stage_places(const int* packed, int first, int n, unsigned char* to, int lane) {
+  const int word0 = first >> 2, words = n > 0 ? ((first + n - 1) >> 2) - word0 + 1 : 0;
+  for (int w = lane; w < words; w += 32) __pipeline_memcpy_async(to + 4 * w, packed + word0 + w, sizeof(int));
+}
+
+// A warp's staged tile: entry k of the views of position q0 + j at view[k][j]; its places
+// (stage_places: position q0 + j's at offset[j + (q0 & 3)], point p0 + i's at point_offset[i +
+// (p0 & 3)]; a tile has at most kTilePositions positions, and each of its points one at least).
+// Bytes, not ints: on the H100 a block of the pass then takes 82 KB of shared memory, not 94, and two
+// fit in a 164 KB carveout (not 196), leaving 92 KB for the L1 that caches the cameras' records.
 template <int kView>
 struct GroupedStagedTile {
   double view[kView][kTilePositions];
-  int offset[kTilePositions];
   int item_camera[kTileItems];
   int item_start[kTileItems + 1];
-  // The tile's points' CSR starts: a tile has at most kTilePositions positions, and each of its
-  // points one at least (the points are numbered by use).
-  int point_start[kTilePositions + 1];
+  unsigned char offset[4 * kPlaceWords];
+  unsigned char point_offset[4 * kPlaceWords];
 };
 
 // A warp's share of the kernel's dynamic shared memory: two staged tiles and the terms' sums.
@@ -101,17 +113,15 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
   };
   const auto stage_tile = [&](const GroupedTileBounds& b, GroupedStagedTile<kView>& to) {
     if (b.many_items()) return;  // many_items_point_pass_kernel's
-    for (int j = lane; j < b.q1 - b.q0; j += 32) {
+    for (int j = lane; j < b.q1 - b.q0; j += 32)
       for (int k = 0; k < kView; ++k)
         __pipeline_memcpy_async(&to.view[k][j], terms.views + static_cast<std::size_t>(k) * terms.positions + b.q0 + j,
                                 sizeof(double));
-      __pipeline_memcpy_async(&to.offset[j], t.position_offset + b.q0 + j, sizeof(int));
-    }
+    stage_places(t.position_offset, b.q0, b.q1 - b.q0, to.offset, lane);
+    stage_places(t.point_offset, b.p0, b.p1 - b.p0, to.point_offset, lane);
     if (lane < b.i1 - b.i0) __pipeline_memcpy_async(&to.item_camera[lane], t.item_camera + b.i0 + lane, sizeof(int));
     for (int i = lane; i <= b.i1 - b.i0; i += 32)  // up to kTileItems + 1 starts
       __pipeline_memcpy_async(&to.item_start[i], t.item_start + b.i0 + i, sizeof(int));
-    for (int i = lane; i <= b.p1 - b.p0; i += 32)  // up to kTilePositions + 1 starts
-      __pipeline_memcpy_async(&to.point_start[i], t.point_start + b.p0 + i, sizeof(int));
   };
   int tile = blockIdx.x * kWarpsPerBlock + warp;
   GroupedTileBounds now = bounds(tile), next = bounds(tile + warps);
@@ -143,15 +153,16 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
           double view[kView], g[3];
           for (int v = 0; v < kView; ++v) view[v] = staged.view[v][j];
           terms.term(camera, now.q0 + j, view, g);
-          const int at = staged.offset[j];
+          const int at = staged.offset[j + (now.q0 & 3)];
           for (int r = 0; r < 3; ++r) mine.sums[r][at] = g[r];
         }
       }
       __syncwarp();
       for (int p = now.p0 + lane; p < now.p1; p += 32) {
-        const int end = staged.point_start[p + 1 - now.p0] - now.q0;
+        const int i = p - now.p0 + (now.p0 & 3);
+        const int end = p + 1 < now.p1 ? staged.point_offset[i + 1] : now.q1 - now.q0;
         double g[3] = {0.0, 0.0, 0.0}, w[3];
-        for (int j = staged.point_start[p - now.p0] - now.q0; j < end; ++j)
+        for (int j = staged.point_offset[i]; j < end; ++j)
           for (int r = 0; r < 3; ++r) g[r] += mine.sums[r][j];
         finish_point<kResult>(terms, Vinv, p, g, w);
       }

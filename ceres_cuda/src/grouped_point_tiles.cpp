@@ -159,13 +159,17 @@ GroupedPointLayout make_grouped_point_layout(const BaIndex& index, int cameras) 
   const int tiles = static_cast<int>(t.tile_start.size()) - 1;
   layout.position_offset.resize(slots);
   layout.position_residual.resize(slots);
+  layout.point_offset.resize(t.tile_point_start.empty() ? 0 : t.tile_point_start.back());
+  static_assert(kTileItems * kItemSlots <= 256, "a place in a tile fits a byte");
 #pragma omp parallel for schedule(dynamic, 256)
   for (int tile = 0; tile < tiles; ++tile) {
     const bool many_items = t.tile_item_start[tile + 1] - t.tile_item_start[tile] > kTileItems;
     for (int j = t.tile_start[tile]; j < t.tile_start[tile + 1]; ++j) {
-      layout.position_offset[j] = many_items ? 0 : t.position_slot[j] - t.tile_start[tile];
+      layout.position_offset[j] = static_cast<unsigned char>(many_items ? 0 : t.position_slot[j] - t.tile_start[tile]);
       layout.position_residual[j] = index.point_residuals[t.position_slot[j]];
     }
+    for (int p = t.tile_point_start[tile]; p < t.tile_point_start[tile + 1]; ++p)
+      layout.point_offset[p] = static_cast<unsigned char>(many_items ? 0 : index.point_start[p] - t.tile_start[tile]);
   }
   for (int tile = 0; tile < tiles; ++tile)
     if (t.tile_item_start[tile + 1] - t.tile_item_start[tile] > kTileItems) layout.many_item_tiles.push_back(tile);

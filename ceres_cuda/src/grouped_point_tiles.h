@@ -40,12 +40,15 @@ struct GroupedPointTiles {
 GroupedPointTiles make_grouped_point_tiles(const std::vector<int>& point_start, const std::vector<int>& slot_camera,
                                            int cameras);
 
-// What the GPU engine uploads for its point pass: the tiles of the index's variable points, and per
-// position its slot's place in its tile (0 in a tile of more than kTileItems items, which does not
-// use it) and its residual; the tiles of more than kTileItems items, listed.
+// What the GPU engine uploads for its point pass: the tiles of the index's variable points; per
+// position its slot's place in its tile and its residual; per point its first slot's place in its
+// tile (places: 0 .. kTileItems * kItemSlots - 1, a byte each, so that a tile's copies in shared
+// memory are small; 0 in a tile of more than kTileItems items, which does not use them); the tiles of
+// more than kTileItems items, listed.
 struct GroupedPointLayout {
   GroupedPointTiles tiles;
-  std::vector<int> position_offset, position_residual, many_item_tiles;
+  std::vector<unsigned char> position_offset, point_offset;
+  std::vector<int> position_residual, many_item_tiles;
 };
 
 // cameras: the layout's camera parameter blocks, variable and constant.

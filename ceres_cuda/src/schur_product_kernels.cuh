@@ -434,7 +434,8 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     // Each warp's share of the chunk, finished (it is linear in the sums) by the warp's lane 0, is the
     // chunk's part `warp`; camera_chunk_sum_kernel adds the parts up in order. A sum over the block
     // here had seven warps wait at two barriers while the eighth added the warps' sums and finished
-    // (a fifth of the pass's warp stall samples on the H200 at Venice scale).
+    // (18% of the pass's warp stall samples on the H200 at Venice scale; 0.200 against 0.202 ms a PCG
+    // iteration on the H100).
     const int warp = static_cast<int>(threadIdx.x) / 32;
 #pragma unroll
     for (int k = 0; k < N; ++k) acc[k] = warp_sum(acc[k]);  // on lane 0

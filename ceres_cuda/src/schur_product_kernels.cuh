@@ -496,9 +496,9 @@ struct ChunkSumDot {
 };
 
 // y_c = sum of the camera's chunks' values first .. first + c - 1 (`parts` parts per chunk, `stride`
-// values per part), in chunk and part order, + d2_c .* x_c when d2 is given; and x'y when dot.sum is given (in a fixed order: by
-// block, then over the blocks), where the CG's own kernel for p'Ap cost 3.6 us and a launch a PCG
-// iteration at Venice scale.
+// values per part), in chunk and part order, + d2_c .* x_c when d2 is given; and x'y when dot.sum is
+// given (in a fixed order: by block, then over the blocks), where the CG's own kernel for p'Ap cost
+// 3.6 us and a launch a PCG iteration at Venice scale.
 __global__ void __launch_bounds__(kThreads) camera_chunk_sum_kernel(Shape s, const int* __restrict__ camera_chunk_start,
                                                                      const double* __restrict__ partial, int parts,
                                                                      int stride, int first, const double* __restrict__ d2,

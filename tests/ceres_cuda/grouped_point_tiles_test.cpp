@@ -3,11 +3,12 @@
 // point), items of at most kItemSlots positions of one camera, a tile's positions camera by camera in
 // order of first use and slot order within a camera; on random structures (constant cameras, repeated
 // pairs, points seen by many cameras, several segments of the bounds' search; on one thread and on all)
-// and on the BAL files' own.
+// and on the BAL files' own. Likewise the layout the GPU engine uploads (make_grouped_point_layout).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -88,6 +89,30 @@ void expect_valid(const std::vector<int>& point_start, const std::vector<int>& s
   }
 }
 
+// The layout the GPU engine uploads against its tiles: per position its slot's place in its tile and
+// its residual, per point its first slot's place in its tile (bytes: a wrapped place would differ
+// here), 0 in a tile of more than kTileItems items, and those tiles listed.
+void expect_valid_layout(const BaIndex& index, const GroupedPointLayout& layout) {
+  const GroupedPointTiles& t = layout.tiles;
+  const int tiles = static_cast<int>(t.tile_start.size()) - 1;
+  ASSERT_EQ(layout.position_offset.size(), index.point_residuals.size());
+  ASSERT_EQ(layout.position_residual.size(), index.point_residuals.size());
+  ASSERT_EQ(layout.point_offset.size(), index.point_start.size() - 1);
+  std::vector<int> many;
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int q0 = t.tile_start[tile];
+    const bool many_items = t.tile_item_start[tile + 1] - t.tile_item_start[tile] > kTileItems;
+    if (many_items) many.push_back(tile);
+    for (int j = q0; j < t.tile_start[tile + 1]; ++j) {
+      EXPECT_EQ(layout.position_residual[j], index.point_residuals[t.position_slot[j]]) << "position " << j;
+      EXPECT_EQ(static_cast<int>(layout.position_offset[j]), many_items ? 0 : t.position_slot[j] - q0) << "position " << j;
+    }
+    for (int p = t.tile_point_start[tile]; p < t.tile_point_start[tile + 1]; ++p)
+      EXPECT_EQ(static_cast<int>(layout.point_offset[p]), many_items ? 0 : index.point_start[p] - q0) << "point " << p;
+  }
+  EXPECT_EQ(layout.many_item_tiles, many);
+}
+
 // A random structure: per point 1..max_views residuals, cameras near a moving centre (as a video's),
 // some constant (negative), and with repeat_every > 0 some cameras seen twice by one point.
 void random_case(std::mt19937& rng, int points, int cameras, int max_views, int repeat_every) {
@@ -116,6 +141,25 @@ void random_case(std::mt19937& rng, int points, int cameras, int max_views, int 
   EXPECT_EQ(parallel.item_start, t.item_start);
   EXPECT_EQ(parallel.item_camera, t.item_camera);
   EXPECT_EQ(parallel.position_slot, t.position_slot);
+  // The layout, from an index of the same structure whose residuals are numbered at random.
+  BaIndex index;
+  index.residuals = static_cast<int>(slot_camera.size());
+  index.points = points;
+  index.point_start = point_start;
+  index.point_residuals.resize(slot_camera.size());
+  std::iota(index.point_residuals.begin(), index.point_residuals.end(), 0);
+  std::shuffle(index.point_residuals.begin(), index.point_residuals.end(), rng);
+  index.camera_of.resize(slot_camera.size());
+  index.camera_param.resize(slot_camera.size());
+  for (std::size_t q = 0; q < slot_camera.size(); ++q) {
+    const int i = index.point_residuals[q];
+    index.camera_of[i] = slot_camera[q] >= 0 ? slot_camera[q] : -1;
+    index.camera_param[i] = block_of(slot_camera[q]);
+  }
+  const GroupedPointLayout layout = make_grouped_point_layout(index, cameras);
+  EXPECT_EQ(layout.tiles.tile_start, t.tile_start);
+  EXPECT_EQ(layout.tiles.position_slot, t.position_slot);
+  expect_valid_layout(index, layout);
 }
 
 TEST(GroupedPointTiles, RandomStructures) {
@@ -149,6 +193,7 @@ TEST(GroupedPointTiles, BalStructures) {
     for (const int i : index.point_residuals) slot_camera.push_back(index.camera_of[i] >= 0 ? index.camera_of[i] : ~index.camera_param[i]);
     const GroupedPointTiles t = make_grouped_point_tiles(index.point_start, slot_camera, static_cast<int>(layout.cameras.size()));
     expect_valid(index.point_start, slot_camera, t);
+    expect_valid_layout(index, make_grouped_point_layout(index, static_cast<int>(layout.cameras.size())));
     std::printf("%s: %zu residuals, %zu items (%.2f residuals an item), %zu tiles\n", name, slot_camera.size(),
                 t.item_camera.size(), static_cast<double>(slot_camera.size()) / t.item_camera.size(), t.tile_start.size() - 1);
   }

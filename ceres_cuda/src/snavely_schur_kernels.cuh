@@ -166,7 +166,7 @@ __device__ __forceinline__ void load_pairs(const double* from, double* to) {
 // with A from the view and the camera's f, k1, k2, and s_p applied per point (scaled_inverse in the
 // PCG loop).
 struct SnavelyPointTerms {
-  static constexpr int kMinBlocks = 2;  // 120 registers; 94 KB of shared memory a block
+  static constexpr int kMinBlocks = 2;  // 120 registers; 82 KB of shared memory a block (GroupedStagedTile)
   static constexpr int kViewSize = kCompactViewSize;
   Shape s;
   int positions;

@@ -104,15 +104,15 @@ struct Bench {
     for (const bool use_jacobi : {false, true}) {
       for (const bool graph : {true, false}) {
         CgOptions options;
-        options.relative_tolerance = 0.0;  // never converges: exactly max_iterations
-        options.check_every = 50;
-        options.use_cuda_graph = graph;
+        options.stop.relative_tolerance = 0.0;  // never converges: exactly max_iterations
+        options.execution.check_every = 50;
+        options.execution.use_cuda_graph = graph;
         linalg_cuda::ConjugateGradient solver(options);
         Row r = row(std::string("linalg_cuda cg") + (use_jacobi ? " +jacobi" : "") + (graph ? "" : " (no graph)"));
         r.us_per_iteration = 1e6 * per_iteration(
                                        [&](int k) {
                                          CgOptions o = options;
-                                         o.max_iterations = k;
+                                         o.stop.max_iterations = k;
                                          solver.set_options(o);
                                          x.fill(0.0);
                                          const auto s = solver.solve(device_a, b, x, use_jacobi ? &jacobi : nullptr);
@@ -158,11 +158,11 @@ struct Bench {
     }
     {
       CgOptions options;
-      options.relative_tolerance = 0.0;
+      options.stop.relative_tolerance = 0.0;
       Row r = row("linalg_cuda cpu::cg reference");
       r.us_per_iteration = 1e6 * per_iteration(
                                      [&](int k) {
-                                       options.max_iterations = k;
+                                       options.stop.max_iterations = k;
                                        Eigen::VectorXd xh = Eigen::VectorXd::Zero(a.rows());
                                        linalg_cuda::cpu::cg(a, host_b, xh, options);
                                      },
@@ -195,13 +195,13 @@ struct Bench {
                                    5, 55, reps);
     add(r, matrix_bytes + 2.0 * n * sizeof(double));
     CgOptions options;
-    options.relative_tolerance = 0.0;
-    options.check_every = 50;
+    options.stop.relative_tolerance = 0.0;
+    options.execution.check_every = 50;
     linalg_cuda::ConjugateGradient solver(options);
     r.implementation = "linalg_cuda cg on DeviceMatrix";
     r.us_per_iteration = 1e6 * per_iteration(
                                    [&](int k) {
-                                     options.max_iterations = k;
+                                     options.stop.max_iterations = k;
                                      solver.set_options(options);
                                      x.fill(0.0);
                                      solver.solve(a, b, x);

@@ -7,12 +7,11 @@
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
+#include "linalg_cuda/internal/seconds_since.h"
 
 namespace bench {
 
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using linalg_cuda::detail::seconds_since;
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

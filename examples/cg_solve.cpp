@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
       else if (flag == "--precond") options.preconditioner = linalg_cuda::parse_preconditioner(value);
       else if (flag == "--block-size") options.block_size = cli.integer(flag, value, 1, 16);
       else if (flag == "--backend") options.backend = linalg_cuda::parse_backend(value);
-      else if (flag == "--tol") options.relative_tolerance = cli.number(flag, value, 0.0, 1.0);
-      else if (flag == "--max-iter") options.max_iterations = cli.integer(flag, value, 0, 1 << 30);
+      else if (flag == "--tol") options.stop.relative_tolerance = cli.number(flag, value, 0.0, 1.0);
+      else if (flag == "--max-iter") options.stop.max_iterations = cli.integer(flag, value, 0, 1 << 30);
       else if (flag == "--rhs") rhs_path = value;
       else solution_path = value;
     }
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     std::printf("%-18s %lld rows, %lld nonzeros\n", "size", static_cast<long long>(a.rows()),
                 static_cast<long long>(a.nonZeros()));
     std::printf("%-18s %s (block size %d), tol %.1e\n", "preconditioner", to_string(options.preconditioner),
-                options.block_size, options.relative_tolerance);
+                options.block_size, options.stop.relative_tolerance);
     std::printf("%-18s %s\n", "backend", to_string(summary.backend));
     std::printf("%-18s %s\n", "result", summary.message.c_str());
     std::printf("%-18s %d\n", "iterations", summary.iterations);

@@ -89,11 +89,11 @@ struct EngineOptions {
 // with eta, min/max linear iterations.
 inline linalg_cuda::CgOptions step_cg_options(const EngineOptions& o) {
   linalg_cuda::CgOptions cg;
-  cg.relative_tolerance = 0.0;
-  cg.absolute_tolerance = 0.0;
-  cg.quadratic_tolerance = o.eta;
-  cg.min_iterations = o.min_linear_iterations;
-  cg.max_iterations = o.max_linear_iterations;
+  cg.stop.relative_tolerance = 0.0;
+  cg.stop.absolute_tolerance = 0.0;
+  cg.stop.quadratic_tolerance = o.eta;
+  cg.stop.min_iterations = o.min_linear_iterations;
+  cg.stop.max_iterations = o.max_linear_iterations;
   return cg;
 }
 

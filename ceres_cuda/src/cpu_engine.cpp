@@ -15,14 +15,13 @@
 #include "block_copies.h"
 #include "generic_evaluator.h"
 #include "linalg_cuda/cpu_cg.h"
+#include "linalg_cuda/internal/seconds_since.h"
 #include "schur_math.h"
 
 namespace ceres_cuda::detail {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using linalg_cuda::detail::seconds_since;
 
 class CpuEngine final : public BaEngine {
  public:

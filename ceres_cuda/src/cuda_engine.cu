@@ -30,13 +30,16 @@
 #include "camera_gather_kernels.cuh"
 #include "engine_kernel_support.cuh"
 #include "generic_evaluator.h"
+#include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
-#include "linalg_cuda/deterministic_reduce.cuh"
+#include "linalg_cuda/internal/deterministic_reduce.cuh"
 #include "linalg_cuda/device_vector.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/fused_cg_operator.h"
+#include "linalg_cuda/internal/seconds_since.h"
 #include "phase_log.h"
 #include "robust_loss.h"
 #include "schur_math.h"
@@ -49,15 +52,8 @@ namespace ceres_cuda::detail {
 namespace {
 
 using linalg_cuda::DeviceVector;
+using linalg_cuda::detail::seconds_since;
 constexpr int kMaxReduceBlocks = 1024;
-
-#define CERES_CUDA_CHECK_SOLVER(call)                                                                        \
-  do {                                                                                                      \
-    const cusolverStatus_t status_ = (call);                                                                \
-    if (status_ != CUSOLVER_STATUS_SUCCESS)                                                                 \
-      throw linalg_cuda::CudaError(std::string(#call) + " failed with cuSOLVER status " + std::to_string(status_) + \
-                                   " at " + __FILE__ + ":" + std::to_string(__LINE__));                    \
-  } while (0)
 
 // An index array on the device, one element long at least (a kernel argument must point somewhere);
 // uploaded from v itself, without a host copy.
@@ -73,9 +69,6 @@ DeviceVector<int> upload_packed_bytes(const std::vector<unsigned char>& bytes) {
   return DeviceVector<int>(words);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // ---- reductions: sum (fixed order) and max of |v| (exact whatever the order).
 __global__ void __launch_bounds__(kThreads) sum_kernel(const double* __restrict__ v, std::size_t n, bool squares,
@@ -445,8 +438,10 @@ struct DirectionUpdate {
   const double* beta = nullptr;
 };
 
-// S x = (U + D^2 - W V^-1 W') x, matrix-free (Ceres' ImplicitSchurComplement::RightMultiply).
-class SchurOperator final : public linalg_cuda::LinearOperator {
+// S x = (U + D^2 - W V^-1 W') x, matrix-free (Ceres' ImplicitSchurComplement::RightMultiply). Inside
+// the PCG its products return at once after the stop, and on the fast path they take the CG's
+// direction update and p'Ap too (FusedCgOperator).
+class SchurOperator final : public linalg_cuda::LinearOperator, public linalg_cuda::FusedCgOperator {
  public:
   explicit SchurOperator(const CudaEngine& engine) : engine_(engine) {}
   std::size_t rows() const override;
@@ -454,9 +449,7 @@ class SchurOperator final : public linalg_cuda::LinearOperator {
   void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override { apply_unless_stopped(x, y, nullptr); }
   void apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y, const int* stopped) const override;
   // On the fast path, the PCG's direction update in the cameras' records kernel and its p'Ap in the
-  // cameras' sums (the product's first and last kernels): two launches fewer a PCG iteration (0.217
-  // against 0.218 ms at Venice scale on the H100, the launches being cheap under programmatic
-  // dependent launch).
+  // cameras' sums (the product's first and last kernels): two launches fewer a PCG iteration.
   bool apply_cg_step(const linalg_cuda::CgProductStep& step) const override;
 
  private:
@@ -885,11 +878,11 @@ class CudaEngine final : public BaEngine {
         // inside the PCG they update its direction.
         const SnavelyPointTerms terms = snavely_point_terms(x, point_result, stopped, update);
         if (grouped_.tiles == 0) return;
-        LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(
+        LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
             grouped_point_pass_kernel<SnavelyPointTerms, kResult>, grouped_point_blocks_, kThreads,
             grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_, terms, grouped_, Vinv_.data(), stopped));
         if (many_item_tiles_ > 0)
-          LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(
+          LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
               many_items_point_pass_kernel<SnavelyPointTerms, kResult>,
               blocks_for(32 * static_cast<std::size_t>(many_item_tiles_)), kThreads, 0, stream_, terms, grouped_,
               many_item_tile_list_.data(), many_item_tiles_, Vinv_.data(), stopped));
@@ -914,7 +907,7 @@ class CudaEngine final : public BaEngine {
     const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
     double* partial = const_cast<double*>(partial_.data());
     if (fast_)
-      LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(
+      LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
           staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>, blocks, kThreads,
           staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_, snavely_camera_terms(),
           chunk_begin_.data(), chunk_camera_.data(), chunks_, partial, shape_.c, stopped));
@@ -992,7 +985,7 @@ class CudaEngine final : public BaEngine {
     double* records = const_cast<double*>(records_.data());
     const int cameras = static_cast<int>(layout_.cameras.size());
     const unsigned record_blocks = static_cast<unsigned>(std::max(1, (cameras + kRecordThreads - 1) / kRecordThreads));
-    LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(camera_records_kernel, record_blocks, kRecordThreads, 0, stream_,
+    LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(camera_records_kernel, record_blocks, kRecordThreads, 0, stream_,
                                                          shape_, cameras, frames_.data(), scaling_.data(),
                                                          const_cast<double*>(x), update.z, update.beta, records, stopped));
     return {shape_,
@@ -1127,16 +1120,13 @@ class CudaEngine final : public BaEngine {
     }
     LINALG_CUDA_CHECK_LAUNCH();
     linalg_cuda::CgOptions cg = step_cg_options(options_);
-    // The device loop's test every kPcgCheckEvery iterations. The interval changes little (Venice
-    // scale on the H100: 0.234, 0.233, 0.233 and 0.236 ms a PCG iteration in the loop for 2, 4, 8 and
-    // 16; uninstrumented, the loop spends about 8 us an iteration outside its kernels); the products a
-    // batch runs after the stop return at once (SchurOperator::apply_unless_stopped), so a longer one
-    // costs nothing either.
-    cg.check_every = kPcgCheckEvery;
+    // The device loop tests every kPcgCheckEvery iterations. The interval changes little: the
+    // products a batch runs after the stop return at once (SchurOperator::apply_unless_stopped).
+    cg.execution.check_every = kPcgCheckEvery;
     // Nsight Compute profiles no kernel of a graph that can hold conditional nodes: with the
     // environment variable CERES_CUDA_PCG_HOST_LOOP set, the loop is batches of plain graph launches
     // that the host tests between (docs/ceres_cuda.md, "Profiling"), whose kernels it profiles one by one.
-    if (std::getenv("CERES_CUDA_PCG_HOST_LOOP")) cg.use_device_loop = false;
+    if (std::getenv("CERES_CUDA_PCG_HOST_LOOP")) cg.execution.use_device_loop = false;
     cg_.set_options(cg);
     const SchurOperator op(*this);
     // The inverted camera blocks, continuous-element like the vectors: linalg_cuda's CG applies them in
@@ -1165,8 +1155,8 @@ class CudaEngine final : public BaEngine {
   void dense_schur_solve(StepResult* result, int* counts) {
     const int n = static_cast<int>(camera_values_);
     if (!solver_) {
-      CERES_CUDA_CHECK_SOLVER(cusolverDnCreate(&solver_));
-      CERES_CUDA_CHECK_SOLVER(cusolverDnSetStream(solver_, stream_));
+      LINALG_CUDA_CHECK(cusolverDnCreate(&solver_));
+      LINALG_CUDA_CHECK(cusolverDnSetStream(solver_, stream_));
     }
     dense_.resize(static_cast<std::size_t>(n) * n);
     dense_.fill(0.0);
@@ -1190,10 +1180,10 @@ class CudaEngine final : public BaEngine {
         shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), false, false, nullptr, dense_.data(), n, counts + 1);
     LINALG_CUDA_CHECK_LAUNCH();
     int work_size = 0;
-    CERES_CUDA_CHECK_SOLVER(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &work_size));
+    LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &work_size));
     work_.resize(std::max(1, work_size));
     int* info = scalars_.as<int>() + 11;
-    CERES_CUDA_CHECK_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, work_.data(), work_size, info));
+    LINALG_CUDA_CHECK(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, work_.data(), work_size, info));
     int host_info = 0;
     LINALG_CUDA_CHECK(cudaMemcpyAsync(&host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream_));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -1204,7 +1194,7 @@ class CudaEngine final : public BaEngine {
       return;
     }
     LINALG_CUDA_CHECK(cudaMemcpyAsync(y_.data(), rhs_.data(), camera_values_ * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-    CERES_CUDA_CHECK_SOLVER(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, n, 1, dense_.data(), n, y_.data(), n, info));
+    LINALG_CUDA_CHECK(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, n, 1, dense_.data(), n, y_.data(), n, info));
     result->termination = LinearTermination::Success;
     result->message = "Success.";
     result->linear_iterations = 1;
@@ -1279,7 +1269,7 @@ void SchurOperator::product(const DeviceVector<double>& x, DeviceVector<double>&
   cudaStream_t stream = engine_.stream();
   engine_.product_point_pass(x.data(), stopped, update);
   engine_.camera_pass(x.data(), stopped);
-  LINALG_CUDA_CHECK(linalg_cuda::launch_after_previous(camera_chunk_sum_kernel,
+  LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(camera_chunk_sum_kernel,
                                                        blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0,
                                                        stream, s, engine_.camera_chunk_start(), engine_.partial(),
                                                        engine_.camera_pass_parts(), s.c,
@@ -1289,11 +1279,7 @@ void SchurOperator::product(const DeviceVector<double>& x, DeviceVector<double>&
 }  // namespace
 
 std::unique_ptr<BaEngine> make_cuda_engine(const BaLayout& layout, const EngineOptions& options) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    cudaGetLastError();
-    throw linalg_cuda::CudaError("ceres_cuda: no CUDA device");
-  }
+  if (!linalg_cuda::cuda_device_available()) throw linalg_cuda::CudaError("ceres_cuda: no CUDA device");
   return std::make_unique<CudaEngine>(layout, options);
 }
 

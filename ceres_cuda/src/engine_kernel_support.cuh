@@ -5,17 +5,17 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "linalg_cuda/internal/deterministic_reduce.cuh"
+#include "linalg_cuda/internal/launch_geometry.h"
 #include "schur_math.h"
 
 namespace ceres_cuda::detail {
 namespace {
 
-constexpr int kThreads = 256;
+using linalg_cuda::detail::blocks_for;
+using linalg_cuda::detail::warp_sum;
+constexpr int kThreads = linalg_cuda::detail::kThreadsPerBlock;
 constexpr int kWarpsPerBlock = kThreads / 32;
-
-unsigned blocks_for(std::size_t threads) {
-  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>((threads + kThreads - 1) / kThreads, 65535u * 8)));
-}
 
 // Index arrays and sizes the kernels need, by value.
 struct Shape {
@@ -60,15 +60,9 @@ __device__ __forceinline__ double point_term(const Shape& s, const double* E, in
 }
 
 // The Schur product's kernels inside the PCG's loop get the CG's status
-// (LinearOperator::apply_unless_stopped): nonzero once its iterations have stopped, and then the
+// (FusedCgOperator::apply_unless_stopped): nonzero once its iterations have stopped, and then the
 // products the loop runs before its next test return at once. Null elsewhere: always run.
 __device__ __forceinline__ bool cg_has_stopped(const int* stopped) { return stopped != nullptr && *stopped != 0; }
-
-// Sum of the lanes' values, lane 0 gets it (fixed shuffle tree).
-__device__ __forceinline__ double warp_sum(double v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-  return v;
-}
 
 }  // namespace
 }  // namespace ceres_cuda::detail

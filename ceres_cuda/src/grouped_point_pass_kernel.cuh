@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
   __pipeline_commit();
   // The tiles and views do not change during a solve: the first tile's copies are on their way before
   // the kernel waits for the cameras' records (programmatic dependent launch).
-  linalg_cuda::begin_dependent_kernel();
+  linalg_cuda::detail::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) {
     __pipeline_wait_prior(0);  // no copy may land in shared memory after the block has gone
     return;
@@ -185,7 +185,7 @@ template <class Terms, PointPassResult kResult>
 __global__ void __launch_bounds__(kThreads)
     many_items_point_pass_kernel(Terms terms, GroupedTilesView t, const int* __restrict__ many_tiles, int count,
                                  const double* __restrict__ Vinv, const int* stopped) {
-  linalg_cuda::begin_dependent_kernel();
+  linalg_cuda::detail::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) return;
   constexpr int kView = Terms::kViewSize;
   const int lane = threadIdx.x % 32;

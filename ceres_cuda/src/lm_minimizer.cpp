@@ -8,6 +8,8 @@
 #include <limits>
 #include <string>
 
+#include "linalg_cuda/internal/seconds_since.h"
+
 namespace ceres_cuda::detail {
 namespace {
 
@@ -91,7 +93,7 @@ class Minimizer {
   }
 
  private:
-  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  double elapsed() const { return linalg_cuda::detail::seconds_since(start_); }
 
   bool evaluate_gradient_and_jacobian() {
     if (!engine_->evaluate_at_x(&x_cost_)) {
@@ -137,8 +139,7 @@ class Minimizer {
       ++summary_->num_unsuccessful_steps;
     }
     it_.trust_region_radius = radius_.radius;
-    it_.iteration_time_in_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - iteration_start_).count();
+    it_.iteration_time_in_seconds = linalg_cuda::detail::seconds_since(iteration_start_);
     it_.cumulative_time_in_seconds = elapsed() + preprocessor_seconds_;
     summary_->iterations.push_back(it_);
     if (!run_callbacks()) return false;
@@ -210,7 +211,7 @@ class Minimizer {
       summary_->termination_type = ceres::FAILURE;
       return false;
     }
-    it_.step_solver_time_in_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+    it_.step_solver_time_in_seconds = linalg_cuda::detail::seconds_since(step_start);
     it_.linear_solver_iterations = step.linear_iterations;
     if (step.termination == LinearTermination::Failure || !step.finite) return true;
     model_cost_change_ = step.model_cost_change;

@@ -5,7 +5,7 @@
 // fast path can apply them on the GPU. Written once for the CPU and the GPU (LINALG_HD).
 #include <math.h>
 
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace ceres {
 class LossFunction;

@@ -12,8 +12,8 @@
 
 #include <cstddef>
 
-#include "linalg_cuda/host_device.h"
-#include "linalg_cuda/small_spd_inverse.h"
+#include "linalg_cuda/internal/host_device.h"
+#include "linalg_cuda/internal/small_spd_inverse.h"
 
 namespace ceres_cuda::detail {
 

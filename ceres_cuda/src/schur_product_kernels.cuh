@@ -8,8 +8,8 @@
 #include "ba_index.h"
 #include "ba_layout.h"
 #include "engine_kernel_support.cuh"
-#include "linalg_cuda/dependent_launch.cuh"
-#include "linalg_cuda/deterministic_reduce.cuh"
+#include "linalg_cuda/internal/dependent_launch.cuh"
+#include "linalg_cuda/internal/deterministic_reduce.cuh"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -399,7 +399,7 @@ __global__ void __launch_bounds__(kThreads, Terms::kMinBlocks)
     stream(0);
     stream(1);
     if (!waited) {
-      linalg_cuda::begin_dependent_kernel();
+      linalg_cuda::detail::begin_dependent_kernel();
       waited = true;
       if (cg_has_stopped(stopped)) {
         __pipeline_wait_prior(0);  // no copy may land in shared memory after the block has gone
@@ -487,7 +487,7 @@ struct StoredCameraTerms : StreamedCameraTerms {
 
 
 // Where camera_chunk_sum_kernel adds x'y up (the PCG's p'Ap, linalg_cuda::CgProductStep): the sum,
-// and a partial per block then the blocks' ticket (linalg_cuda/deterministic_reduce.cuh), which must
+// and a partial per block then the blocks' ticket (linalg_cuda/internal/deterministic_reduce.cuh), which must
 // be 0 before the first launch. Null `sum`: no dot product.
 struct ChunkSumDot {
   double* sum = nullptr;
@@ -505,7 +505,7 @@ __global__ void __launch_bounds__(kThreads) camera_chunk_sum_kernel(Shape s, con
                                                                      const double* __restrict__ x,
                                                                      double* __restrict__ y, ChunkSumDot dot,
                                                                      const int* stopped) {
-  linalg_cuda::begin_dependent_kernel();
+  linalg_cuda::detail::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) return;
   const std::size_t n = static_cast<std::size_t>(s.C) * s.c;
   double xy = 0.0;

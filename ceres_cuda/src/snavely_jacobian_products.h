@@ -10,7 +10,7 @@
 //   J_c = [A dP/dr, A, d p, f |p|^2 p, f |p|^4 p],  dP/dr = -[v]x J_l,
 // with v = R X (v = X in the first-order branch); each product is written out at its function. They
 // agree with snavely_residual's Jacobian to rounding (tests/ceres_cuda/snavely_jacobian_products_test).
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 #include "snavely_projection.h"
 
 namespace ceres_cuda::detail {

@@ -10,7 +10,7 @@
 // same model (the derivative of R(r) X in r is -[R X]x J_l(r), J_l the left Jacobian of SO(3)).
 #include <math.h>
 
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace ceres_cuda::detail {
 

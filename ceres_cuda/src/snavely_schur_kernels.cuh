@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kRecordThreads)
     camera_records_kernel(Shape s, int cameras, const double* __restrict__ frames, const double* __restrict__ scaling,
                           double* __restrict__ x, const double* __restrict__ z, const double* __restrict__ beta,
                           double* __restrict__ records, const int* stopped) {
-  linalg_cuda::begin_dependent_kernel();
+  linalg_cuda::detail::begin_dependent_kernel();
   if (cg_has_stopped(stopped)) return;
   const double b = z ? *beta : 0.0;
   for (int cam = blockIdx.x * kRecordThreads + threadIdx.x; cam < cameras; cam += gridDim.x * kRecordThreads) {

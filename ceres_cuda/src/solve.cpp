@@ -12,16 +12,14 @@
 #include "ba_engine.h"
 #include "ba_layout.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/seconds_since.h"
 #include "lm_minimizer.h"
 
 namespace ceres_cuda {
 namespace {
 
 using detail::BaLayout;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using linalg_cuda::detail::seconds_since;
 
 // Cost of the residual blocks whose parameters are all constant (Ceres' fixed_cost).
 double fixed_cost(const BaLayout& layout) {

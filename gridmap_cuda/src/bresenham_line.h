@@ -10,7 +10,7 @@
 // going forward, half down going backward (so a line and its reverse can differ at ties).
 #include <cstdint>
 
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace gridmap_cuda::detail {
 

@@ -19,6 +19,7 @@
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/launch_geometry.h"
 #include "mapper_backend.h"
 
 namespace gridmap_cuda::detail {
@@ -208,8 +209,9 @@ class CudaMapper final : public MapperBackend {
       const int blocks = std::min(in.num_scans, std::max(1, per_sm) * props.multiProcessorCount);
       insert_scans_windowed_kernel<<<blocks, kScanThreads, kWindowBytes, stream>>>(in);
     } else {
-      const int max_blocks = props.multiProcessorCount * (props.maxThreadsPerMultiProcessor / kThreads);
-      const int blocks = std::max(1, std::min(max_blocks, (batch.total_beams + kThreads / 32 - 1) / (kThreads / 32)));
+      // A warp per beam, at most a full device of resident blocks (the kernel loops over beams).
+      const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::resident_blocks(props, kThreads),
+                                                 linalg_cuda::detail::blocks_for(32 * std::size_t(batch.total_beams), kThreads));
       insert_beams_kernel<<<blocks, kThreads, 0, stream>>>(in, batch.total_beams);
     }
     LINALG_CUDA_CHECK_LAUNCH();

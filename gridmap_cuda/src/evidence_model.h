@@ -13,7 +13,7 @@
 #include <cstdlib>
 
 #include "bresenham_line.h"
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace gridmap_cuda::detail {
 

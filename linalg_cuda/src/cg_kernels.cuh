@@ -5,12 +5,13 @@
 #include <cuda_runtime.h>
 
 #include "cg_state.h"
-#include "linalg_cuda/deterministic_reduce.cuh"
-#include "linalg_cuda/dependent_launch.cuh"
+#include "linalg_cuda/internal/deterministic_reduce.cuh"
+#include "linalg_cuda/internal/dependent_launch.cuh"
+#include "linalg_cuda/internal/launch_geometry.h"
 
 namespace linalg_cuda::detail {
 
-constexpr int kCgThreads = 256;
+constexpr int kCgThreads = kThreadsPerBlock;
 constexpr int kCgMaxBlockSize = 16;  // BlockJacobiPreconditioner::kMaxBlockSize (checked where both are seen)
 
 __device__ __forceinline__ bool cg_stopped(const CgState* s) { return s->status != kCgRunning; }
@@ -219,8 +220,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_update_fused(int n, double* __r
 // shared memory to the threads of their block. Threads are ordered so that neighbours read neighbouring
 // values: block-fastest in the continuous layout (entry (i, j) of consecutive blocks is contiguous, as
 // are their rows i), row-fastest otherwise. One kernel where the update, the preconditioner and r'z
-// took three. (A group of 16 lanes per block sharing r by shuffles, which this replaced, read the
-// inverse blocks two values at a time: 12.0 us a launch at Venice scale on the H100.)
+// took three.
 __global__ void __launch_bounds__(kCgThreads) cg_update_block_jacobi(int n, int bs, int nb, bool continuous,
                                                                       double* __restrict__ x, double* __restrict__ r,
                                                                       double* __restrict__ z, const double* __restrict__ p,

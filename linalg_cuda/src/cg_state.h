@@ -6,7 +6,7 @@
 #include <string>
 
 #include "linalg_cuda/cg_options.h"
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 #include "linalg_cuda/solver_summary.h"
 
 namespace linalg_cuda::detail {
@@ -40,7 +40,7 @@ struct CgState {
   unsigned int ticket = 0;  // last-block counter of the GPU reductions
 };
 
-inline CgState make_cg_state(const CgOptions& options) {
+inline CgState make_cg_state(const CgStoppingCriteria& options) {
   CgState s;
   s.relative_tolerance2 = options.relative_tolerance * options.relative_tolerance;
   s.absolute_tolerance2 = options.absolute_tolerance * options.absolute_tolerance;
@@ -101,6 +101,6 @@ LINALG_HD void finish_beta(CgState* s, double rr, double rz, double xbr = 0.0) {
 }
 
 // The summary fields that follow from the final state (not the timing or backend).
-void fill_summary(const CgState& s, const CgOptions& options, SolverSummary* summary);
+void fill_summary(const CgState& s, const CgStoppingCriteria& options, SolverSummary* summary);
 
 }  // namespace linalg_cuda::detail

@@ -12,6 +12,9 @@
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/fused_cg_operator.h"
+#include "linalg_cuda/internal/launch_geometry.h"
+#include "linalg_cuda/internal/seconds_since.h"
 
 namespace linalg_cuda {
 
@@ -35,16 +38,17 @@ struct ConjugateGradient::Workspace {
 
   explicit Workspace(std::size_t size) : n(size), r(size), z(size), p(size), q(size) {
     const cudaDeviceProp& props = thread_context().device_properties();
-    // A full device of resident 256-thread blocks: enough loads in flight to saturate HBM, and a
-    // grid that depends only on n and the device, which keeps the reductions' order fixed.
-    max_resident_blocks = props.multiProcessorCount * std::max(1, props.maxThreadsPerMultiProcessor / kCgThreads);
-    vector_blocks = blocks_for(size);
+    // A full device of resident blocks: enough loads in flight to saturate HBM, and a grid that
+    // depends only on n and the device, which keeps the reductions' order fixed.
+    max_resident_blocks = detail::resident_blocks(props, kCgThreads);
+    vector_blocks = resident_grid_for(size);
     partials = DeviceVector<double>(3 * static_cast<std::size_t>(max_resident_blocks));
   }
   ~Workspace() {
     if (graph) cudaGraphExecDestroy(graph);
   }
-  unsigned blocks_for(std::size_t threads) const {
+  // Blocks for one thread per item, at most a full device of resident blocks (the kernels loop).
+  unsigned resident_grid_for(std::size_t threads) const {
     const std::size_t wanted = (threads + kCgThreads - 1) / kCgThreads;
     return static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, static_cast<std::size_t>(max_resident_blocks)));
   }
@@ -143,12 +147,12 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
     throw InvalidArgument("cg: systems of " + std::to_string(n) + " rows exceed the 32-bit index range");
   if (const auto* m = dynamic_cast<const DeviceCsrMatrix*>(&a); m && m->nonzeros() > static_cast<std::size_t>(INT32_MAX - 1024))
     throw InvalidArgument("cg: " + std::to_string(m->nonzeros()) + " nonzeros exceed the 32-bit index range");
-  if (options_.check_every < 1) throw InvalidArgument("cg: check_every must be >= 1");
+  if (options_.execution.check_every < 1) throw InvalidArgument("cg: check_every must be >= 1");
 
   SolverSummary summary;
   summary.backend = Backend::Cuda;
   auto finish = [&] {
-    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.seconds = detail::seconds_since(start);
     return summary;
   };
   if (n == 0) {
@@ -170,18 +174,20 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
                            ? static_cast<const JacobiPreconditioner*>(preconditioner)
                            : nullptr;
   const double* inverse_diagonal = jacobi ? jacobi->inverse_diagonal().data() : nullptr;
+  // An operator that takes part of the iteration on itself, when it says so.
+  const auto* fused = dynamic_cast<const FusedCgOperator*>(&a);
   const auto* block_jacobi = preconditioner && typeid(*preconditioner) == typeid(BlockJacobiPreconditioner)
                                  ? static_cast<const BlockJacobiPreconditioner*>(preconditioner)
                                  : nullptr;
   const bool fused_update = preconditioner == nullptr || jacobi != nullptr;
   double* z = preconditioner ? w.z.data() : w.r.data();  // without preconditioner z is r
   const int chunk_rows = csr ? rows_per_chunk(*csr) : 0;
-  const unsigned spmv_blocks = csr ? w.blocks_for((n + chunk_rows - 1) / chunk_rows * 32) : 0;
+  const unsigned spmv_blocks = csr ? w.resident_grid_for((n + chunk_rows - 1) / chunk_rows * 32) : 0;
   // b is read by the update kernels only when the quadratic-model test needs x'(b + r).
-  const double* quadratic_b = options_.quadratic_tolerance > 0.0 ? b.data() : nullptr;
+  const double* quadratic_b = options_.stop.quadratic_tolerance > 0.0 ? b.data() : nullptr;
 
   // ---- set-up: r = b - A x, z = M^{-1} r, p = z; one read-back to decide whether to iterate.
-  *w.host_state = detail::make_cg_state(options_);
+  *w.host_state = detail::make_cg_state(options_.stop);
   LINALG_CUDA_CHECK(cudaMemcpyAsync(w.state, w.host_state, sizeof(CgState), cudaMemcpyHostToDevice, stream));
   a.apply(x, w.q);
   detail::cg_initial_residual<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, b.data(), w.q.data(), x.data(),
@@ -192,9 +198,9 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
       size, w.r.data(), z, w.p.data(), preconditioner != nullptr, w.partials.data(), w.state);
   LINALG_CUDA_CHECK_LAUNCH();
 
-  // ---- one iteration, as kernels on the stream (captured into a graph below). An operator that takes
-  // the direction update and p'Ap on itself (apply_cg_step) leaves the update kernels alpha to find
-  // from its p'Ap, and the next iteration's product the direction to update.
+  // ---- one iteration, as kernels on the stream (captured into a graph below). A fused operator that
+  // takes the direction update and p'Ap on itself (apply_cg_step) leaves the update kernels alpha to
+  // find from its p'Ap, and the next iteration's product the direction to update.
   const CgProductStep operator_step{preconditioner ? w.z : w.r, w.p, &w.state->beta, w.q, &w.state->operator_pap,
                                     &w.state->status};
   auto enqueue_iteration = [&] {
@@ -204,10 +210,12 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
           size, chunk_rows, csr->row_ptr().data(), csr->col_idx().data(), csr->values().data(), w.p.data(), w.q.data(),
           w.partials.data(), w.state);
       LINALG_CUDA_CHECK_LAUNCH();
-    } else if (a.apply_cg_step(operator_step)) {
+    } else if (fused && fused->apply_cg_step(operator_step)) {
       operator_pap = operator_step.pap;
     } else {
-      a.apply_unless_stopped(w.p, w.q, &w.state->status);  // a device address: status != kCgRunning is stopped
+      // &status is a device address: status != kCgRunning is stopped.
+      if (fused) fused->apply_unless_stopped(w.p, w.q, &w.state->status);
+      else a.apply(w.p, w.q);
       detail::cg_dot_alpha<<<w.vector_blocks, kCgThreads, 0, stream>>>(size, w.p.data(), w.q.data(), w.partials.data(),
                                                                         w.state);
       LINALG_CUDA_CHECK_LAUNCH();
@@ -215,8 +223,8 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
     if (block_jacobi) {
       const std::size_t blocks_per_pass = kCgThreads / block_jacobi->block_size();
       const std::size_t passes = (block_jacobi->num_blocks() + blocks_per_pass - 1) / blocks_per_pass;
-      LINALG_CUDA_CHECK(launch_after_previous(
-          detail::cg_update_block_jacobi, w.blocks_for(passes * kCgThreads), kCgThreads, 0, stream, size,
+      LINALG_CUDA_CHECK(detail::launch_after_previous(
+          detail::cg_update_block_jacobi, w.resident_grid_for(passes * kCgThreads), kCgThreads, 0, stream, size,
           block_jacobi->block_size(), static_cast<int>(block_jacobi->num_blocks()),
           block_jacobi->layout() == BlockVectorLayout::kContinuousElement, x.data(), w.r.data(), z, w.p.data(),
           w.q.data(), block_jacobi->inverse_blocks().data(), quadratic_b, operator_pap, w.partials.data(), w.state));
@@ -240,7 +248,7 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
       LINALG_CUDA_CHECK_LAUNCH();
     }
   };
-  const int batch = options_.check_every;
+  const int batch = options_.execution.check_every;
   auto read_state = [&] {
     LINALG_CUDA_CHECK(cudaMemcpyAsync(w.host_state, w.state, sizeof(CgState), cudaMemcpyDeviceToHost, stream));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -254,11 +262,11 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   // ---- capture the loop, or a batch of iterations, once per solve (pointers and operators may differ
   // between solves, so a graph is never reused blindly; an existing executable graph is updated in
   // place).
-  bool use_graph = options_.use_cuda_graph && state.status == detail::kCgRunning;
+  bool use_graph = options_.execution.use_cuda_graph && state.status == detail::kCgRunning;
   if (use_graph) {
     cudaGraph_t graph = nullptr;
     try {
-      if (options_.use_device_loop) graph = capture_device_loop(stream, batch, enqueue_iteration, w.state);
+      if (options_.execution.use_device_loop) graph = capture_device_loop(stream, batch, enqueue_iteration, w.state);
       if (!graph) {  // no conditional nodes: a batch, and a read-back after each launch
         LINALG_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         for (int k = 0; k < batch; ++k) enqueue_iteration();
@@ -301,7 +309,7 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
     state = read_state();
   }
 
-  detail::fill_summary(state, options_, &summary);
+  detail::fill_summary(state, options_.stop, &summary);
   return finish();
 }
 

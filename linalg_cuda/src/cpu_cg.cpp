@@ -6,7 +6,8 @@
 
 #include "cg_state.h"
 #include "linalg_cuda/errors.h"
-#include "linalg_cuda/small_spd_inverse.h"
+#include "linalg_cuda/internal/seconds_since.h"
+#include "linalg_cuda/internal/small_spd_inverse.h"
 
 namespace linalg_cuda::cpu {
 namespace {
@@ -100,7 +101,7 @@ SolverSummary cg(const Apply& apply_a, const Apply& apply_m, const Eigen::Vector
     throw DimensionMismatch("cpu::cg: x has " + std::to_string(x.size()) + " entries, b " + std::to_string(n));
   SolverSummary summary;
   summary.backend = Backend::Cpu;
-  detail::CgState s = detail::make_cg_state(options);
+  detail::CgState s = detail::make_cg_state(options.stop);
   if (n == 0) {
     s.status = detail::kCgConverged;
   } else {
@@ -123,9 +124,9 @@ SolverSummary cg(const Apply& apply_a, const Apply& apply_m, const Eigen::Vector
       p = z + s.beta * p;
     }
   }
-  detail::fill_summary(s, options, &summary);
+  detail::fill_summary(s, options.stop, &summary);
   if (n == 0) summary.message = "empty system: nothing to solve";
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = detail::seconds_since(start);
   return summary;
 }
 

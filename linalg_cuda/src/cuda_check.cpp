@@ -11,6 +11,25 @@ std::string where(const char* call, const char* file, int line) {
   return std::string(call) + " at " + file + ":" + std::to_string(line);
 }
 
+// cuSOLVER has no function that names its statuses.
+const char* cusolver_status_name(cusolverStatus_t status) {
+  switch (status) {
+    case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_MAPPING_ERROR: return "CUSOLVER_STATUS_MAPPING_ERROR";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_ZERO_PIVOT: return "CUSOLVER_STATUS_ZERO_PIVOT";
+    case CUSOLVER_STATUS_INVALID_WORKSPACE: return "CUSOLVER_STATUS_INVALID_WORKSPACE";
+    default: return "CUSOLVER_STATUS_OTHER";
+  }
+}
+
 }  // namespace
 
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
@@ -26,6 +45,11 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
 void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line) {
   throw CudaError("cuSPARSE error " + std::string(cusparseGetErrorName(status)) + " (" +
                   cusparseGetErrorString(status) + ") in " + where(call, file, line));
+}
+
+void throw_cusolver_error(cusolverStatus_t status, const char* call, const char* file, int line) {
+  throw CudaError("cuSOLVER error " + std::string(cusolver_status_name(status)) + " (status " +
+                  std::to_string(static_cast<int>(status)) + ") in " + where(call, file, line));
 }
 
 }  // namespace linalg_cuda::detail

@@ -74,11 +74,11 @@ DeviceCsrMatrix& DeviceCsrMatrix::operator=(DeviceCsrMatrix&& other) noexcept {
   return *this;
 }
 
-DeviceCsrMatrix::DeviceCsrMatrix(const HostMatrix& host) : rows_(static_cast<int>(host.rows())), cols_(static_cast<int>(host.cols())) {
+DeviceCsrMatrix::DeviceCsrMatrix(const CsrMatrix& host) : rows_(static_cast<int>(host.rows())), cols_(static_cast<int>(host.cols())) {
   if (host.isCompressed()) {
     upload(host.outerIndexPtr(), host.innerIndexPtr(), host.valuePtr());
   } else {
-    HostMatrix compressed = host;
+    CsrMatrix compressed = host;
     compressed.makeCompressed();
     upload(compressed.outerIndexPtr(), compressed.innerIndexPtr(), compressed.valuePtr());
   }
@@ -148,12 +148,12 @@ void DeviceCsrMatrix::apply(const DeviceVector<double>& x, DeviceVector<double>&
                                  cusparse_->x, &zero, cusparse_->y, CUDA_R_64F, kSpmvAlgorithm, cusparse_->buffer));
 }
 
-DeviceCsrMatrix::HostMatrix DeviceCsrMatrix::to_eigen() const {
-  if (row_ptr_.empty()) return HostMatrix(rows_, cols_);
+CsrMatrix DeviceCsrMatrix::to_eigen() const {
+  if (row_ptr_.empty()) return CsrMatrix(rows_, cols_);
   const std::vector<int> row_ptr = row_ptr_.to_std();
   const std::vector<int> col_idx = col_idx_.to_std();
   const std::vector<double> values = values_.to_std();
-  return Eigen::Map<const HostMatrix>(rows_, cols_, static_cast<Eigen::Index>(values.size()), row_ptr.data(),
+  return Eigen::Map<const CsrMatrix>(rows_, cols_, static_cast<Eigen::Index>(values.size()), row_ptr.data(),
                                       col_idx.data(), values.data());
 }
 

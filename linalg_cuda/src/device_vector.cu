@@ -6,7 +6,7 @@
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/errors.h"
-#include "launch.cuh"
+#include "linalg_cuda/internal/launch_geometry.h"
 
 namespace linalg_cuda {
 namespace {
@@ -101,7 +101,7 @@ void DeviceVector<T>::fill(T value) {
     LINALG_CUDA_CHECK(cudaMemsetAsync(data_, 0, size_ * sizeof(T), stream));
     return;
   }
-  fill_kernel<<<detail::grid_for(size_), detail::kBlock, 0, stream>>>(data_, size_, value);
+  fill_kernel<<<detail::blocks_for(size_), detail::kThreadsPerBlock, 0, stream>>>(data_, size_, value);
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

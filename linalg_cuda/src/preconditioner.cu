@@ -5,14 +5,14 @@
 #include <limits>
 #include <string>
 
-#include "launch.cuh"
+#include "linalg_cuda/internal/launch_geometry.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/device_matrix.h"
 #include "linalg_cuda/errors.h"
-#include "linalg_cuda/small_spd_inverse.h"
+#include "linalg_cuda/internal/small_spd_inverse.h"
 
 namespace linalg_cuda {
 namespace {
@@ -146,7 +146,7 @@ JacobiPreconditioner::JacobiPreconditioner(const DeviceCsrMatrix& a) {
   require_square(a.rows(), a.cols(), "JacobiPreconditioner");
   DeviceVector<double> diagonal(a.rows());
   if (a.rows() > 0) {
-    csr_diagonal_kernel<<<detail::grid_for(a.rows()), detail::kBlock, 0, thread_context().stream()>>>(
+    csr_diagonal_kernel<<<detail::blocks_for(a.rows()), detail::kThreadsPerBlock, 0, thread_context().stream()>>>(
         static_cast<int>(a.rows()), a.row_ptr().data(), a.col_idx().data(), a.values().data(), diagonal.data());
     LINALG_CUDA_CHECK_LAUNCH();
   }
@@ -157,7 +157,7 @@ JacobiPreconditioner::JacobiPreconditioner(const DeviceMatrix& a) {
   require_square(a.rows(), a.cols(), "JacobiPreconditioner");
   DeviceVector<double> diagonal(a.rows());
   if (a.rows() > 0) {
-    dense_diagonal_kernel<<<detail::grid_for(a.rows()), detail::kBlock, 0, thread_context().stream()>>>(
+    dense_diagonal_kernel<<<detail::blocks_for(a.rows()), detail::kThreadsPerBlock, 0, thread_context().stream()>>>(
         a.rows(), a.data(), diagonal.data());
     LINALG_CUDA_CHECK_LAUNCH();
   }
@@ -171,7 +171,7 @@ void JacobiPreconditioner::invert_and_check(const DeviceVector<double>& diagonal
   inverse_diagonal_ = DeviceVector<double>(n);
   if (n == 0) return;
   const unsigned long long bad = first_bad_index([&](unsigned long long* first_bad) {
-    invert_diagonal_kernel<<<detail::grid_for(n), detail::kBlock, 0, thread_context().stream()>>>(
+    invert_diagonal_kernel<<<detail::blocks_for(n), detail::kThreadsPerBlock, 0, thread_context().stream()>>>(
         n, diagonal.data(), inverse_diagonal_.data(), first_bad);
   });
   if (bad != kNone) {
@@ -188,7 +188,7 @@ void JacobiPreconditioner::apply(const DeviceVector<double>& r, DeviceVector<dou
     throw DimensionMismatch("JacobiPreconditioner::apply: size " + std::to_string(n) + ", got r " +
                             std::to_string(r.size()) + " and z " + std::to_string(z.size()));
   if (n == 0) return;
-  scale_kernel<<<detail::grid_for(n), detail::kBlock, 0, thread_context().stream()>>>(n, inverse_diagonal_.data(),
+  scale_kernel<<<detail::blocks_for(n), detail::kThreadsPerBlock, 0, thread_context().stream()>>>(n, inverse_diagonal_.data(),
                                                                                       r.data(), z.data());
   LINALG_CUDA_CHECK_LAUNCH();
 }
@@ -209,7 +209,7 @@ BlockJacobiPreconditioner::BlockJacobiPreconditioner(const DeviceCsrMatrix& a, i
   set_shape(a.rows(), block_size);
   inverse_blocks_ = DeviceVector<double>(num_blocks_ * block_size_ * block_size_, 0.0);
   if (n_ > 0) {
-    csr_diagonal_blocks_kernel<<<detail::grid_for(n_), detail::kBlock, 0, thread_context().stream()>>>(
+    csr_diagonal_blocks_kernel<<<detail::blocks_for(n_), detail::kThreadsPerBlock, 0, thread_context().stream()>>>(
         static_cast<int>(n_), block_size_, num_blocks_, a.row_ptr().data(), a.col_idx().data(), a.values().data(),
         inverse_blocks_.data());
     LINALG_CUDA_CHECK_LAUNCH();
@@ -222,7 +222,7 @@ BlockJacobiPreconditioner::BlockJacobiPreconditioner(const DeviceMatrix& a, int 
   set_shape(a.rows(), block_size);
   inverse_blocks_ = DeviceVector<double>(num_blocks_ * block_size_ * block_size_, 0.0);
   if (n_ > 0) {
-    dense_diagonal_blocks_kernel<<<detail::grid_for(n_), detail::kBlock, 0, thread_context().stream()>>>(
+    dense_diagonal_blocks_kernel<<<detail::blocks_for(n_), detail::kThreadsPerBlock, 0, thread_context().stream()>>>(
         n_, block_size_, num_blocks_, a.data(), inverse_blocks_.data());
     LINALG_CUDA_CHECK_LAUNCH();
   }
@@ -267,7 +267,7 @@ void BlockJacobiPreconditioner::invert_and_check() {
   if (num_blocks_ == 0) return;
   const unsigned long long bad = first_bad_index([&](unsigned long long* first_bad) {
     // Each thread keeps a kMax x kMax block in local memory; small blocks of threads keep that cheap.
-    invert_blocks_kernel<<<detail::grid_for(num_blocks_, 64), 64, 0, thread_context().stream()>>>(
+    invert_blocks_kernel<<<detail::blocks_for(num_blocks_, 64), 64, 0, thread_context().stream()>>>(
         n_, block_size_, num_blocks_, inverse_blocks_.data(), first_bad);
   });
   if (bad != kNone)
@@ -280,7 +280,7 @@ void BlockJacobiPreconditioner::apply(const DeviceVector<double>& r, DeviceVecto
     throw DimensionMismatch("BlockJacobiPreconditioner::apply: size " + std::to_string(n_) + ", got r " +
                             std::to_string(r.size()) + " and z " + std::to_string(z.size()));
   if (n_ == 0) return;
-  apply_blocks_kernel<<<detail::grid_for(num_blocks_), detail::kBlock, 0, thread_context().stream()>>>(
+  apply_blocks_kernel<<<detail::blocks_for(num_blocks_), detail::kThreadsPerBlock, 0, thread_context().stream()>>>(
       n_, block_size_, num_blocks_, layout_ == BlockVectorLayout::kContinuousElement, inverse_blocks_.data(), r.data(),
       z.data());
   LINALG_CUDA_CHECK_LAUNCH();

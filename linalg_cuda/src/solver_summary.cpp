@@ -60,7 +60,7 @@ std::string SolverSummary::brief() const {
 
 namespace detail {
 
-void fill_summary(const CgState& s, const CgOptions& options, SolverSummary* summary) {
+void fill_summary(const CgState& s, const CgStoppingCriteria& options, SolverSummary* summary) {
   summary->iterations = s.iteration;
   summary->rhs_norm = std::sqrt(s.bb);
   summary->final_residual_norm = std::sqrt(s.rr);

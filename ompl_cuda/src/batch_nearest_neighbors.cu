@@ -11,6 +11,7 @@
 #include "linalg_cuda/cuda_stream.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/launch_geometry.h"
 
 namespace ompl_cuda::detail {
 namespace {
@@ -237,7 +238,7 @@ int BatchNearestNeighbors::nearest_k(const double* queries, std::size_t count, i
   dev.scratch.reserve(scratch_bytes);
   for (std::size_t first = 0; first < count; first += per_pass) {
     const int queries_now = static_cast<int>(std::min(per_pass, count - first));
-    const dim3 grid(static_cast<unsigned>((n + kThreads - 1) / kThreads), static_cast<unsigned>(queries_now));
+    const dim3 grid(linalg_cuda::detail::blocks_covering(n, kThreads), static_cast<unsigned>(queries_now));
     pair_keys_kernel<<<grid, kThreads, 0, stream>>>(dev.view, dev.points.as<double>(), static_cast<int>(n),
                                                     dev.queries.as<double>() + first * d, dev.keys.as<double>(),
                                                     dev.indices.as<int>());
@@ -248,7 +249,7 @@ int BatchNearestNeighbors::nearest_k(const double* queries, std::size_t count, i
         dev.scratch.data(), bytes, dev.keys.as<double>(), dev.keys_sorted.as<double>(), dev.indices.as<int>(),
         dev.indices_sorted.as<int>(), static_cast<int>(queries_now * n), queries_now, dev.offsets.as<int>(),
         dev.offsets.as<int>() + 1, 0, 64, stream));
-    first_k_kernel<<<static_cast<unsigned>((queries_now * k + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+    first_k_kernel<<<linalg_cuda::detail::blocks_covering(std::size_t(queries_now) * k, kThreads), kThreads, 0, stream>>>(
         dev.indices_sorted.as<int>(), static_cast<int>(n), k, queries_now, dev.results.as<int>() + first * k);
     LINALG_CUDA_CHECK_LAUNCH();
   }

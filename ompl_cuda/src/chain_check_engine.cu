@@ -7,6 +7,7 @@
 #include "linalg_cuda/cuda_stream.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/launch_geometry.h"
 
 namespace ompl_cuda::detail {
 
@@ -284,7 +285,7 @@ void ChainCheckEngine::check_states(const double* q, std::size_t count, char* va
   device_->inputs.reserve(bytes);
   device_->outputs.reserve(count);
   LINALG_CUDA_CHECK(cudaMemcpyAsync(device_->inputs.data(), q, bytes, cudaMemcpyHostToDevice, stream));
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 65535u * 8));
+  const unsigned blocks = linalg_cuda::detail::blocks_for(count, kThreads);
   check_states_kernel<<<blocks, kThreads, device_->shared_states, stream>>>(device_->views, device_->inputs.as<double>(), count,
                                                        device_->outputs.as<char>());
   LINALG_CUDA_CHECK_LAUNCH();
@@ -351,8 +352,7 @@ void ChainCheckEngine::check_staged_motions(std::size_t first, std::size_t n, st
   const auto* segments = reinterpret_cast<const int*>(upload(staging.segments + first, n * sizeof(int)));
   LINALG_CUDA_CHECK(cudaEventRecord(device_->chunk_copied.get(), copies));
   LINALG_CUDA_CHECK(cudaStreamWaitEvent(stream, device_->chunk_copied.get(), 0));
-  const unsigned blocks = static_cast<unsigned>(
-      std::min<std::size_t>((n + kWarpsPerBlock - 1) / kWarpsPerBlock, device_->motion_blocks));
+  const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::blocks_for(32 * n, kThreads), device_->motion_blocks);
   int* answers = device_->outputs.as<int>() + first;
   int* counter = device_->next_motion.as<int>() + chunk;
   check_motions_kernel<<<blocks, kThreads, device_->shared_motions, stream>>>(

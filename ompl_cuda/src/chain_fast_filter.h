@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "chain_geometry.h"
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace ompl_cuda::detail {
 

@@ -5,12 +5,14 @@
 #include <math.h>
 
 #include "deterministic_trig.h"
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
+#include "ompl_cuda/planar_chain.h"
 #include "rectangle_grid.h"
 
 namespace ompl_cuda::detail {
 
-constexpr int kMaxLinks = 64;
+// The kernels keep a state's joint values and link ends in fixed arrays of this size.
+constexpr int kMaxLinks = PlanarChain::kMaxLinks;
 
 // How a joint's value is bounded and interpolated, as the OMPL space does it.
 enum JointKind : int {

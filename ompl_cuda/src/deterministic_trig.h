@@ -7,7 +7,7 @@
 // fdlibm kernel polynomials on [-pi/4, pi/4]).
 #include <math.h>
 
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace ompl_cuda::detail {
 

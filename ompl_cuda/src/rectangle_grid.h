@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace ompl_cuda::detail {
 

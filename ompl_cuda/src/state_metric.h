@@ -6,7 +6,7 @@
 // term by term in the same order).
 #include <math.h>
 
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace ompl_cuda::detail {
 

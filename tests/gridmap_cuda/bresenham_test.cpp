@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../gridmap_cuda/src/bresenham_line.h"
+#include "bresenham_line.h"
 #include "carmen_transcription.h"
 
 namespace {

@@ -17,8 +17,8 @@ using linalg_cuda::PreconditionerType;
 
 CgOptions tight_options(PreconditionerType preconditioner = PreconditionerType::None, int block_size = 1) {
   CgOptions options;
-  options.relative_tolerance = 1e-14;
-  options.max_iterations = 100000;
+  options.stop.relative_tolerance = 1e-14;
+  options.stop.max_iterations = 100000;
   options.preconditioner = preconditioner;
   options.block_size = block_size;
   return options;
@@ -41,7 +41,7 @@ void expect_matches_eigen(const linalg_cuda::CsrMatrix& a, const std::string& na
 
     // A requested tolerance is met by the true residual, not only the recursive one.
     CgOptions requested = tight_options(type, 3);
-    requested.relative_tolerance = 1e-8;
+    requested.stop.relative_tolerance = 1e-8;
     x.setZero();
     EXPECT_TRUE(linalg_cuda::cpu::cg(a, b, x, requested).converged) << name;
     EXPECT_LE((b - a * x).norm(), 1.05e-8 * b.norm()) << name << " " << to_string(type);
@@ -88,8 +88,8 @@ TEST(CpuCg, QuadraticModelTestStopsWhereCeresDoes) {
       Eigen::VectorXd expected(a.rows());
       const int iterations = ceres_style_cg(a, b, expected, eta, min_iterations);
       CgOptions options = tight_options();
-      options.quadratic_tolerance = eta;
-      options.min_iterations = min_iterations;
+      options.stop.quadratic_tolerance = eta;
+      options.stop.min_iterations = min_iterations;
       Eigen::VectorXd x = Eigen::VectorXd::Zero(a.rows());
       const auto summary = linalg_cuda::cpu::cg(a, b, x, options);
       EXPECT_EQ(summary.termination, CgTermination::QuadraticModelConverged) << summary.message;
@@ -160,7 +160,7 @@ TEST(CpuCg, IterationLimitIsReported) {
   const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 2);
   Eigen::VectorXd x = Eigen::VectorXd::Zero(a.rows());
   CgOptions options;
-  options.max_iterations = 5;
+  options.stop.max_iterations = 5;
   const auto summary = linalg_cuda::cpu::cg(a, b, x, options);
   EXPECT_EQ(summary.termination, CgTermination::MaxIterations);
   EXPECT_EQ(summary.iterations, 5);

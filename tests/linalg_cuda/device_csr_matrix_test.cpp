@@ -33,7 +33,7 @@
 namespace linalg_cuda {
 namespace {
 
-using HostMatrix = DeviceCsrMatrix::HostMatrix;
+using HostMatrix = linalg_cuda::CsrMatrix;
 
 constexpr double kTolerance = 1e-12;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -4,12 +4,13 @@
 
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
-#include "linalg_cuda/deterministic_reduce.cuh"
+#include "linalg_cuda/internal/deterministic_reduce.cuh"
+#include "linalg_cuda/internal/launch_geometry.h"
 
 namespace cg_test {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = linalg_cuda::detail::kThreadsPerBlock;
 constexpr int kDotBlocks = 32;  // fixed, so that the sum's order is too
 
 __global__ void update_direction(int n, const double* z, const double* beta, double* p, const int* stopped) {
@@ -41,7 +42,7 @@ bool FusedStepOperator::apply_cg_step(const linalg_cuda::CgProductStep& step) co
   ++steps_;
   const int n = static_cast<int>(rows());
   const cudaStream_t stream = linalg_cuda::thread_context().stream();
-  const unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
+  const unsigned blocks = linalg_cuda::detail::blocks_for(n, kThreads);
   update_direction<<<blocks, kThreads, 0, stream>>>(n, step.z.data(), step.beta, step.p.data(), step.stopped);
   LINALG_CUDA_CHECK_LAUNCH();
   apply(step.p, step.q);

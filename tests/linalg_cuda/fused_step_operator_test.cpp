@@ -1,4 +1,4 @@
-// An operator that takes the CG's direction update and p'Ap on itself (LinearOperator::apply_cg_step)
+// An operator that takes the CG's direction update and p'Ap on itself (FusedCgOperator::apply_cg_step)
 // against the same operator without it: the same stopping decisions and solutions to rounding, with
 // every preconditioner path and loop form, and the same bits from run to run.
 #include <vector>
@@ -53,22 +53,22 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
 std::vector<CgOptions> loop_forms() {
   std::vector<CgOptions> forms;
   CgOptions device_loop;  // the default: a graph with a device-side loop, tested every 16 iterations
-  device_loop.relative_tolerance = 1e-10;
-  device_loop.max_iterations = 5000;
+  device_loop.stop.relative_tolerance = 1e-10;
+  device_loop.stop.max_iterations = 5000;
   forms.push_back(device_loop);
   CgOptions every_iteration = device_loop;
-  every_iteration.check_every = 1;
+  every_iteration.execution.check_every = 1;
   forms.push_back(every_iteration);
   CgOptions batches = device_loop;
-  batches.use_device_loop = false;
-  batches.check_every = 5;
+  batches.execution.use_device_loop = false;
+  batches.execution.check_every = 5;
   forms.push_back(batches);
   CgOptions direct = device_loop;
-  direct.use_cuda_graph = false;
-  direct.check_every = 3;
+  direct.execution.use_cuda_graph = false;
+  direct.execution.check_every = 3;
   forms.push_back(direct);
   CgOptions quadratic = device_loop;  // Ceres' test on the quadratic model, as ceres_cuda runs it
-  quadratic.quadratic_tolerance = 1e-6;
+  quadratic.stop.quadratic_tolerance = 1e-6;
   forms.push_back(quadratic);
   return forms;
 }
@@ -83,7 +83,7 @@ void expect_same_solves(const linalg_cuda::LinearOperator& a, const DeviceVector
     ASSERT_TRUE(expected.summary.converged) << what << " " << expected.summary.message;
     EXPECT_EQ(got.summary.termination, expected.summary.termination) << what << " " << got.summary.message;
     EXPECT_NEAR(got.summary.iterations, expected.summary.iterations, 1) << what;
-    EXPECT_LT(relative_difference(got.x, expected.x), 1e-9) << what << " check_every " << options.check_every;
+    EXPECT_LT(relative_difference(got.x, expected.x), 1e-9) << what << " check_every " << options.execution.check_every;
     const Solved again = solve(fused, b, options, m);
     EXPECT_EQ(again.x, got.x) << what << ": not the same bits run to run";
     EXPECT_EQ(again.summary.iterations, got.summary.iterations) << what;

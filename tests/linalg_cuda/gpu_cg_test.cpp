@@ -17,6 +17,7 @@
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/device_matrix.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/fused_cg_operator.h"
 #include "linalg_cuda/solve.h"
 
 namespace {
@@ -29,8 +30,8 @@ using linalg_cuda::PreconditionerType;
 
 CgOptions options_for(PreconditionerType type, int block_size, double tolerance = 1e-14) {
   CgOptions options;
-  options.relative_tolerance = tolerance;
-  options.max_iterations = 100000;
+  options.stop.relative_tolerance = tolerance;
+  options.stop.max_iterations = 100000;
   options.preconditioner = type;
   options.block_size = block_size;
   return options;
@@ -170,9 +171,9 @@ TEST(GpuCg, BlockJacobiFusedUpdateAndContinuousElementLayout) {
   }
 }
 
-// An operator that sees the CG's stop flag (LinearOperator::apply_unless_stopped) and records what it
+// An operator that sees the CG's stop flag (FusedCgOperator::apply_unless_stopped) and records what it
 // was given; it runs in full regardless, as an operator that ignores the flag does.
-class FlagRecordingOperator : public OpaqueOperator {
+class FlagRecordingOperator : public OpaqueOperator, public linalg_cuda::FusedCgOperator {
  public:
   using OpaqueOperator::OpaqueOperator;
   void apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y, const int* stopped) const override {
@@ -194,11 +195,11 @@ TEST(GpuCg, OperatorGetsTheStopFlag) {
   const DeviceVector<double> device_b(b);
   DeviceVector<double> reference(a.rows(), 0.0);
   CgOptions options = options_for(PreconditionerType::None, 1, 1e-10);
-  options.check_every = 1;
+  options.execution.check_every = 1;
   const auto s_reference = linalg_cuda::cg(OpaqueOperator(device_a), device_b, reference, options);
   ASSERT_TRUE(s_reference.converged) << s_reference.message;
   for (const int check_every : {1, 7, 64}) {
-    options.check_every = check_every;
+    options.execution.check_every = check_every;
     const FlagRecordingOperator op(device_a);
     DeviceVector<double> x(a.rows(), 0.0);
     linalg_cuda::ConjugateGradient solver(options);  // its state, and so the flag, outlives the solve
@@ -226,8 +227,8 @@ TEST(GpuCg, QuadraticModelTestMatchesCpu) {
   const DeviceVector<double> device_b(b);
   for (const auto type : {PreconditionerType::None, PreconditionerType::Jacobi, PreconditionerType::BlockJacobi}) {
     CgOptions options = options_for(type, 3);
-    options.quadratic_tolerance = 0.1;
-    options.min_iterations = 3;
+    options.stop.quadratic_tolerance = 0.1;
+    options.stop.min_iterations = 3;
     Eigen::VectorXd cpu_x = Eigen::VectorXd::Zero(a.rows());
     const auto cpu = linalg_cuda::cpu::cg(a, b, cpu_x, options);
     ASSERT_EQ(cpu.termination, CgTermination::QuadraticModelConverged) << cpu.message;
@@ -270,9 +271,9 @@ TEST(GpuCg, BatchSizeGraphsAndTheDeviceLoopDoNotChangeTheResult) {
   for (const int check_every : {1, 7, 16, 100}) {
     for (const int mode : {0, 1, 2}) {  // device loop, graph batches, plain launches
       CgOptions options = options_for(PreconditionerType::Jacobi, 1, 1e-9);
-      options.check_every = check_every;
-      options.use_cuda_graph = mode < 2;
-      options.use_device_loop = mode == 0;
+      options.execution.check_every = check_every;
+      options.execution.use_cuda_graph = mode < 2;
+      options.execution.use_device_loop = mode == 0;
       DeviceVector<double> x(a.rows(), 0.0);
       const auto summary = linalg_cuda::cg(device_a, b, x, options, &jacobi);
       ASSERT_TRUE(summary.converged);
@@ -345,7 +346,7 @@ TEST(GpuCg, IterationLimitMatchesCpu) {
   const auto a = linalg_cuda::poisson2d(50);
   const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 6);
   CgOptions options;
-  options.max_iterations = 13;
+  options.stop.max_iterations = 13;
   Eigen::VectorXd cpu_x = Eigen::VectorXd::Zero(a.rows());
   const auto cpu = linalg_cuda::cpu::cg(a, b, cpu_x, options);
   const linalg_cuda::DeviceCsrMatrix device_a(a);

@@ -10,7 +10,7 @@
 #include <ompl/base/spaces/RealVectorStateSpace.h>
 #include <ompl/base/spaces/SO2StateSpace.h>
 
-#include "../../ompl_cuda/src/batch_nearest_neighbors.h"
+#include "batch_nearest_neighbors.h"
 #include "linalg_cuda/errors.h"
 #include "test_support.h"
 

@@ -16,6 +16,7 @@
 #include <ompl/base/spaces/SO2StateSpace.h>
 #include <ompl/util/Console.h>
 
+#include "linalg_cuda/internal/seconds_since.h"
 #include "ompl_cuda/batched_prm.h"
 #include "ompl_cuda/chain_problem.h"
 #include "planner_test_support.h"
@@ -28,9 +29,7 @@ using planner_test::expect_path_valid;
 using planner_test::paper_setup_in;
 using planner_test::test_backend;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using linalg_cuda::detail::seconds_since;
 
 TEST(BatchedPRM, SolvesThePaperProblem) {
   ompl::msg::setLogLevel(ompl::msg::LOG_WARN);

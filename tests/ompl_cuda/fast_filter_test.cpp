@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../ompl_cuda/src/chain_fast_filter.h"
+#include "chain_fast_filter.h"
 #include "ompl_cuda/workspace2d.h"
 
 namespace {

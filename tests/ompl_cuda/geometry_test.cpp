@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../ompl_cuda/src/chain_geometry.h"
+#include "chain_geometry.h"
 
 namespace {
 

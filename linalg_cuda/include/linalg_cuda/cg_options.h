@@ -1,5 +1,6 @@
 #pragma once
-// Options of the conjugate-gradient solvers (GPU and CPU reference alike).
+// Options of the conjugate-gradient solvers (GPU and CPU reference alike): what to stop on, and how
+// the GPU runs the iterations.
 #include <string>
 
 #include "linalg_cuda/backend.h"
@@ -11,7 +12,8 @@ const char* to_string(PreconditionerType type);
 // "none", "jacobi", "block-jacobi"/"block_jacobi"; throws InvalidArgument otherwise.
 PreconditionerType parse_preconditioner(const std::string& text);
 
-struct CgOptions {
+// When the iteration stops. Both backends apply the same tests in the same order.
+struct CgStoppingCriteria {
   // Stop when ||r|| <= max(relative_tolerance * ||b||, absolute_tolerance), r = b - A x (the
   // recursively updated residual, as Eigen and Ginkgo report it).
   double relative_tolerance = 1e-10;
@@ -23,14 +25,16 @@ struct CgOptions {
   double quadratic_tolerance = 0.0;
   // Neither stopping rule is applied before this many iterations (Ceres' min_linear_solver_iterations).
   int min_iterations = 0;
-  // The GPU solver tests for convergence every check_every iterations: the iterations in between run
+};
+
+// How the GPU solver launches its iterations. None of these changes the iterates or where they stop.
+struct CgExecution {
+  // The GPU solver tests for convergence every check_every iterations; the ones in between run
   // blindly (one CUDA graph, no host synchronisation). The device stops updating at the exact
   // iteration that converged, so this never costs accuracy; it costs up to check_every - 1 leftover
   // iterations, whose own kernels return at once but whose operator and general preconditioner
-  // applications run in full unless the operator implements LinearOperator::apply_unless_stopped (a
-  // costly matrix-free operator that does not wants a small value). The device loop below restarts its
-  // body after each test at about 2 us per kernel in it on an H100, so on the device a longer interval
-  // saves little; the fallback reads the state back to the host after each batch.
+  // applications run in full unless the operator implements FusedCgOperator::apply_unless_stopped (a
+  // costly operator that does not wants a small value).
   int check_every = 16;
   // Capture the iterations in a CUDA graph (falls back to plain launches if an operator cannot be
   // captured).
@@ -40,7 +44,13 @@ struct CgOptions {
   // reading the state back after each batch. Where conditional nodes are missing the solver falls back
   // to those read-backs.
   bool use_device_loop = true;
-  // Used by the convenience solve() entry points that build the preconditioner themselves.
+};
+
+struct CgOptions {
+  CgStoppingCriteria stop;
+  CgExecution execution;
+  // Used by the convenience solve() entry points that build the preconditioner and pick the backend
+  // themselves.
   PreconditionerType preconditioner = PreconditionerType::None;
   int block_size = 1;
   Backend backend = Backend::Auto;

@@ -6,7 +6,7 @@
 #include <Eigen/Core>
 
 #include "linalg_cuda/cg_options.h"
-#include "linalg_cuda/matrix_market.h"
+#include "linalg_cuda/csr_matrix.h"
 #include "linalg_cuda/solver_summary.h"
 
 namespace linalg_cuda::cpu {

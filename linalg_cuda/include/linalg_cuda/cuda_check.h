@@ -1,9 +1,10 @@
 #pragma once
-// Checking of CUDA runtime, cuBLAS and cuSPARSE calls: the shared plumbing every module's .cu/.cpp
+// Checking of CUDA runtime, cuBLAS, cuSPARSE and cuSOLVER calls: the shared plumbing every module's .cu/.cpp
 // files use. A failed call throws linalg_cuda::CudaError naming the call, the place and the reason.
 // Plain C++ headers only (no kernels), so it compiles with a host compiler too.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cusolver_common.h>
 #include <cusparse.h>
 
 namespace linalg_cuda::detail {
@@ -11,6 +12,7 @@ namespace linalg_cuda::detail {
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_cusolver_error(cusolverStatus_t status, const char* call, const char* file, int line);
 
 inline void check(cudaError_t s, const char* call, const char* file, int line) {
   if (s != cudaSuccess) throw_cuda_error(s, call, file, line);
@@ -21,10 +23,14 @@ inline void check(cublasStatus_t s, const char* call, const char* file, int line
 inline void check(cusparseStatus_t s, const char* call, const char* file, int line) {
   if (s != CUSPARSE_STATUS_SUCCESS) throw_cusparse_error(s, call, file, line);
 }
+inline void check(cusolverStatus_t s, const char* call, const char* file, int line) {
+  if (s != CUSOLVER_STATUS_SUCCESS) throw_cusolver_error(s, call, file, line);
+}
 
 }  // namespace linalg_cuda::detail
 
-// LINALG_CUDA_CHECK(cudaMalloc(&p, n)); works for cudaError_t, cublasStatus_t and cusparseStatus_t.
+// LINALG_CUDA_CHECK(cudaMalloc(&p, n)); works for cudaError_t, cublasStatus_t, cusparseStatus_t and
+// cusolverStatus_t.
 #define LINALG_CUDA_CHECK(call) ::linalg_cuda::detail::check((call), #call, __FILE__, __LINE__)
 // After a kernel launch: reports launch-configuration errors at the launch site, not later.
 #define LINALG_CUDA_CHECK_LAUNCH() LINALG_CUDA_CHECK(cudaGetLastError())

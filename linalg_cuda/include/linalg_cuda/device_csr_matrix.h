@@ -6,8 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include <Eigen/SparseCore>
-
+#include "linalg_cuda/csr_matrix.h"
 #include "linalg_cuda/device_vector.h"
 #include "linalg_cuda/linear_operator.h"
 
@@ -15,10 +14,8 @@ namespace linalg_cuda {
 
 class DeviceCsrMatrix : public LinearOperator {
  public:
-  using HostMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
-
   DeviceCsrMatrix();
-  explicit DeviceCsrMatrix(const HostMatrix& host);  // compressed or not
+  explicit DeviceCsrMatrix(const CsrMatrix& host);  // compressed or not
   // Raw CSR: row_ptr has rows+1 entries starting at 0, col_idx/values have row_ptr[rows] entries.
   // Validated: monotone row_ptr, column indices in [0, cols). Throws InvalidArgument otherwise.
   DeviceCsrMatrix(int rows, int cols, const int* row_ptr, const int* col_idx, const double* values);
@@ -40,7 +37,7 @@ class DeviceCsrMatrix : public LinearOperator {
   // cuSPARSE vector descriptors are shared); separate matrices are independent.
   void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override;
 
-  HostMatrix to_eigen() const;
+  CsrMatrix to_eigen() const;
   const DeviceVector<int>& row_ptr() const { return row_ptr_; }
   const DeviceVector<int>& col_idx() const { return col_idx_; }
   const DeviceVector<double>& values() const { return values_; }

@@ -4,11 +4,9 @@
 #include <iosfwd>
 #include <string>
 
-#include <Eigen/SparseCore>
+#include "linalg_cuda/csr_matrix.h"
 
 namespace linalg_cuda {
-
-using CsrMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 
 // Reads FILE; symmetric files are expanded to both triangles. Duplicate entries are summed (as the
 // Matrix Market convention says). Throws ParseError with file and line on any malformed content:

@@ -1,6 +1,6 @@
 #pragma once
 // Generated SPD test systems: the standard finite-difference Laplacians with Dirichlet boundaries.
-#include "linalg_cuda/matrix_market.h"
+#include "linalg_cuda/csr_matrix.h"
 
 namespace linalg_cuda {
 

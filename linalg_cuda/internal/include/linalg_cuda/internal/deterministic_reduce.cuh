@@ -7,19 +7,22 @@
 
 namespace linalg_cuda::detail {
 
+// Sum of the warp's 32 values (a fixed shuffle tree); the result is valid in lane 0. All lanes call it.
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
 // Sum of v over the block; the result is valid in thread 0. All threads of the block must call it.
 template <int kThreads>
 __device__ __forceinline__ double block_sum(double v) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block must be whole warps");
   __shared__ double warp_sums[kThreads / 32];
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  v = warp_sum(v);
   if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = v;
   __syncthreads();
   double s = 0.0;
-  if (threadIdx.x < 32) {
-    s = threadIdx.x < kThreads / 32 ? warp_sums[threadIdx.x] : 0.0;
-    for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset);
-  }
+  if (threadIdx.x < 32) s = warp_sum(threadIdx.x < kThreads / 32 ? warp_sums[threadIdx.x] : 0.0);
   __syncthreads();  // warp_sums may be reused by the next call
   return s;
 }
@@ -35,14 +38,13 @@ __device__ __forceinline__ void block_sums(double (&v)[N], double* out) {
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int k = 0; k < N; ++k) {
-    for (int offset = 16; offset > 0; offset >>= 1) v[k] += __shfl_down_sync(0xffffffffu, v[k], offset);
+    v[k] = warp_sum(v[k]);
     if (lane == 0) warp_sums[k][threadIdx.x >> 5] = v[k];
   }
   __syncthreads();
   if (threadIdx.x < 32) {
     for (int k = 0; k < N; ++k) {
-      double s = lane < kWarps ? warp_sums[k][lane] : 0.0;
-      for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_down_sync(0xffffffffu, s, offset);
+      const double s = warp_sum(lane < kWarps ? warp_sums[k][lane] : 0.0);
       if (lane == 0) out[k] = s;
     }
   }

@@ -3,7 +3,7 @@
 // for the CPU reference and the GPU block-Jacobi kernels (LINALG_HD).
 #include <math.h>  // isfinite/sqrt unqualified, valid in host and device code
 
-#include "linalg_cuda/host_device.h"
+#include "linalg_cuda/internal/host_device.h"
 
 namespace linalg_cuda::detail {
 

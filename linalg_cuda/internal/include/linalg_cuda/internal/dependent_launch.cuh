@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <utility>
 
-namespace linalg_cuda {
+namespace linalg_cuda::detail {
 
 // At the top of a kernel launched with launch_after_previous, before it reads anything an earlier
 // kernel wrote: waits for the previous kernel to complete, then lets the next one be placed (it
@@ -40,4 +40,4 @@ cudaError_t launch_after_previous(void (*kernel)(Params...), dim3 grid, dim3 blo
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
-}  // namespace linalg_cuda
+}  // namespace linalg_cuda::detail

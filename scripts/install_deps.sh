@@ -2,8 +2,10 @@
 # Installs what a fresh Debian 12 machine lacks to build and test the project (Debian packages only).
 # The CUDA 13 toolkit is expected in /usr/local/cuda (or nvcc on PATH); it is not an apt package here.
 set -euo pipefail
+# The Boost libraries are OMPL's: its CMake configuration links them by path. `file` is used by
+# ../shared/device/pack (scripts/gpu_pack.sh) to find the binaries to pack.
 packages=(cmake ninja-build g++ pkg-config libeigen3-dev libceres-dev libompl-dev libgtest-dev libgmock-dev
-          libbenchmark-dev zlib1g-dev libbz2-dev libpng-dev file
+          zlib1g-dev libbz2-dev libpng-dev file
           libboost-serialization-dev libboost-filesystem-dev libboost-system-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh machine: install what is missing, build, run every test.
-# GPU tests skip with "no CUDA device" where there is none (scripts/gpu_check.sh runs them on one).
+# GPU tests skip with "no CUDA device" where there is none; on the GPU machine they run through
+# scripts/gpu_pack.sh and gpu_run.sh (docs/gpu_testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh

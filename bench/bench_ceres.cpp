@@ -41,6 +41,9 @@ struct Row {
   double seconds_to_cost = -1;  // with a time limit: when the cost first came within 0.1% of the GPU's, -1: never
 };
 
+// How ceres_cuda::Solve runs in every GPU row (main sets it from the flags).
+ceres_cuda::SolveOptions gpu_solve_options;
+
 // reference_cost > 0 (ceres::Solve only): stop after max_seconds and record when the cost came within 0.1%
 // of reference_cost.
 Row run(const std::string& name, const ceres_cuda::BALProblem& original, const std::string& solver, int iterations,
@@ -59,11 +62,12 @@ Row run(const std::string& name, const ceres_cuda::BALProblem& original, const s
   ceres_cuda::SolveDetails details;
   const auto start = std::chrono::steady_clock::now();
   if (solver == "ceres") ceres::Solve(options, &problem, &summary);
-  else ceres_cuda::Solve(options, &problem, &summary, ceres_cuda::Backend::Cuda, &details);
+  else ceres_cuda::Solve(options, &problem, &summary, gpu_solve_options, &details);
   const double seconds = bench::seconds_since(start);
   Row r;
   r.problem = name;
-  r.solver = solver == "ceres" ? "ceres::Solve, " + std::to_string(threads) + " threads" : "ceres_cuda::Solve (" + std::string(ceres_cuda::to_string(details.path)) + ")";
+  r.solver = solver == "ceres" ? "ceres::Solve, " + std::to_string(threads) + " threads" : "ceres_cuda::Solve (" + std::string(ceres_cuda::to_string(details.path)) +
+                                                                                      (gpu_solve_options.advise_huge_pages ? ", huge pages" : "") + ")";
   r.cameras = bal.num_cameras();
   r.points = bal.num_points();
   r.observations = bal.num_observations();
@@ -132,6 +136,8 @@ const char* kUsage = R"(usage: bench_ceres [options]
   --skip-ceres                 run only ceres_cuda::Solve (no comparison: for checking the GPU's figures
                                without ceres::Solve's minutes on the large problems)
   --only TEXT                  run only the problems whose name contains TEXT
+  --advise-huge-pages          ceres_cuda::Solve with SolveOptions::advise_huge_pages (2 MiB pages for the
+                               set-up's large arrays, faulted in on all threads)
   --json FILE                  also write the rows as JSON
 )";
 
@@ -162,6 +168,7 @@ int main(int argc, char** argv) {
     else if (flag == "--skip-final") skip_final = true;
     else if (flag == "--skip-ceres") skip_ceres = true;
     else if (flag == "--only") only = value();
+    else if (flag == "--advise-huge-pages") gpu_solve_options.advise_huge_pages = true;
     else if (flag == "--json") json = value();
     else { std::cerr << "bench_ceres: unknown option " << flag << "\n" << kUsage; return 2; }
   }
@@ -173,6 +180,7 @@ int main(int argc, char** argv) {
   cudaGetDeviceProperties(&props, 0);
   const double bandwidth = bench::copy_bandwidth_gbs();
   std::printf("device %s, copy bandwidth %.0f GB/s, ceres::Solve on %d threads\n", props.name, bandwidth, threads);
+  gpu_solve_options.backend = ceres_cuda::Backend::Cuda;
   std::vector<Row> rows;
   try {
     for (const char* file : {"problem-49-7776-pre.txt", "problem-16-22106-pre.txt.bz2"}) {

@@ -35,6 +35,8 @@ ceres::Solve, and prints Ceres' FullReport.
   --ply FILE            write the solved cameras and points as a PLY point cloud
   --plot FILE           write the convergence (cost per LM iteration, log scale) as SVG
   --quiet               no per-iteration progress lines
+  --huge-pages          back ceres_cuda's large set-up arrays with 2 MiB pages, faulted in on all threads
+                        (SolveOptions::advise_huge_pages: a shorter set-up on problems of millions of residuals)
   --help                this text
 Exit status: 0 when the solution is usable (CONVERGENCE or NO_CONVERGENCE), 1 otherwise, 2 bad usage
 or input.
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
   const examples::CommandLine cli("bal_solve", kUsage,
                                   {"--input", "--synthetic", "--solver", "--linear_solver", "--preconditioner",
                                    "--iterations", "--threads", "--ply", "--plot"},
-                                  {"--robustify", "--quiet"});
+                                  {"--robustify", "--quiet", "--huge-pages"});
   auto args = cli.parse(argc, argv);
   if (args.count("--input") == args.count("--synthetic")) cli.fail("give exactly one of --input and --synthetic");
   const std::string solver = args.count("--solver") ? args["--solver"] : "gpu";
@@ -90,8 +92,10 @@ int main(int argc, char** argv) {
       ceres::Solve(options, &problem, &summary);
     } else {
       ceres_cuda::SolveDetails details;
-      ceres_cuda::Solve(options, &problem, &summary, solver == "gpu" ? ceres_cuda::Backend::Cuda : ceres_cuda::Backend::Cpu,
-                        &details);
+      ceres_cuda::SolveOptions solve_options;
+      solve_options.backend = solver == "gpu" ? ceres_cuda::Backend::Cuda : ceres_cuda::Backend::Cpu;
+      solve_options.advise_huge_pages = args.count("--huge-pages") > 0;
+      ceres_cuda::Solve(options, &problem, &summary, solve_options, &details);
       std::cout << "ceres_cuda: " << ceres_cuda::to_string(details.path) << " - " << details.engine << "\n";
       if (!details.fallback_reason.empty()) std::cout << "fallback reason: " << details.fallback_reason << "\n";
       std::printf("set-up: %.3f s reading the problem, %.3f s building the engine\n", details.analysis_seconds,

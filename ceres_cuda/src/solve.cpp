@@ -11,6 +11,7 @@
 
 #include "ba_engine.h"
 #include "ba_layout.h"
+#include "fresh_memory.h"
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/seconds_since.h"
 #include "lm_minimizer.h"
@@ -117,7 +118,16 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
 
 void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
            Backend backend, SolveDetails* details) {
+  SolveOptions solve_options;
+  solve_options.backend = backend;
+  Solve(options, problem, summary, solve_options, details);
+}
+
+void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
+           const SolveOptions& solve_options, SolveDetails* details) {
   const auto start = std::chrono::steady_clock::now();
+  const detail::HugePageAdviceScope huge_page_advice(solve_options.advise_huge_pages);
+  const Backend backend = solve_options.backend;
   SolveDetails local_details;
   if (details == nullptr) details = &local_details;
   *details = SolveDetails{};

@@ -51,10 +51,23 @@ struct SolveDetails {
 };
 const char* to_string(SolveDetails::Path path);
 
+// How ceres_cuda::Solve runs, beyond what ceres::Solver::Options says.
+struct SolveOptions {
+  Backend backend = Backend::Auto;  // Auto: the GPU when there is one
+  // Advise Linux to back the set-up's large host arrays (gigabytes at tens of millions of residuals)
+  // with 2 MiB pages and fault them in on all threads (madvise MADV_HUGEPAGE and MADV_POPULATE_WRITE),
+  // which shortens the set-up where the first touch of fresh memory is slow. Off by default: how a
+  // process's memory is paged is its owner's choice. While any Solve that asks for it runs, it
+  // applies to all Solves of the process.
+  bool advise_huge_pages = false;
+};
+
 // The same contract as ceres::Solve (see above).
 void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary);
 
-// The same, choosing the engine (Auto: the GPU when there is one), and reporting what ran.
+// The same, choosing the engine and how it runs, and reporting what ran (details may be null).
+void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
+           const SolveOptions& solve_options, SolveDetails* details);
 void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
            Backend backend, SolveDetails* details);
 

@@ -4,9 +4,11 @@
 #
 #   scripts/gpu_pack.sh [MODULE...]     MODULE: linalg | gridmap | ompl | ceres   (default: all four)
 #
-# Naming modules packs only their tests, benchmark, example and data (the device tool carries at most
-# 64 MiB; all four come close). Then, with the device tool:
+# Naming modules packs only their tests, benchmark, example and data. The programs and libraries travel
+# as one xz archive, .device/binaries.tar.xz (the device tool carries at most 64 MiB, which all four
+# modules' binaries exceed uncompressed); gpu_run.sh unpacks it. Then, with the device tool:
 #   carry [".device"], command "bash .device/run bash gpu_run.sh"
+# (for a program alone: "bash .device/run bash -c 'bash unpack.sh && bench/bench_ceres ...'")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -32,4 +34,8 @@ done
 cp "$build/bench/libkernel_timeline.so" .device/bench/
 cp -L "$(ldd "$build/bench/libkernel_timeline.so" | awk '/libcupti/ {print $3}')" .device/lib/
 cp scripts/gpu_run.sh .device/gpu_run.sh
+tar -cf - -C .device tests bench examples lib | xz -T0 -6 >.device/binaries.tar.xz
+rm -rf .device/tests .device/bench .device/examples .device/lib
+printf '%s\n' '# Unpacks the programs and libraries that scripts/gpu_pack.sh packed (once per machine).' \
+  '[[ -d lib ]] || tar -xJf binaries.tar.xz' >.device/unpack.sh
 du -sh .device

@@ -4,6 +4,7 @@
 # every log and JSON into one archive, $OUT/gpu_run.tar.gz (the device tool brings back at most 8
 # files). Exit status: that of the tests.
 set -uo pipefail
+bash unpack.sh || exit 1
 out=${OUT:-out}
 logs=$(mktemp -d)
 mkdir -p "$out"

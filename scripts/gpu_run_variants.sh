@@ -16,6 +16,7 @@
 #   a call at 600 s).
 set -uo pipefail
 cd "$(dirname "$0")"
+bash unpack.sh || exit 1  # the libraries of scripts/gpu_pack.sh
 out=${OUT:-out}
 logs=$PWD/variant_logs
 mkdir -p "$out" variants "$logs"

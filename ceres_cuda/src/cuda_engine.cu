@@ -35,10 +35,10 @@
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
-#include "linalg_cuda/internal/deterministic_reduce.cuh"
 #include "linalg_cuda/device_vector.h"
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/fused_cg_operator.h"
+#include "linalg_cuda/internal/deterministic_reduce.cuh"
 #include "linalg_cuda/internal/seconds_since.h"
 #include "phase_log.h"
 #include "robust_loss.h"
@@ -68,7 +68,6 @@ DeviceVector<int> upload_packed_bytes(const std::vector<unsigned char>& bytes) {
   std::memcpy(words.data(), bytes.data(), bytes.size());
   return DeviceVector<int>(words);
 }
-
 
 // ---- reductions: sum (fixed order) and max of |v| (exact whatever the order).
 __global__ void __launch_bounds__(kThreads) sum_kernel(const double* __restrict__ v, std::size_t n, bool squares,

@@ -49,8 +49,7 @@ struct ConjugateGradient::Workspace {
   }
   // Blocks for one thread per item, at most a full device of resident blocks (the kernels loop).
   unsigned resident_grid_for(std::size_t threads) const {
-    const std::size_t wanted = (threads + kCgThreads - 1) / kCgThreads;
-    return static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, static_cast<std::size_t>(max_resident_blocks)));
+    return std::min(detail::blocks_covering(threads, kCgThreads), static_cast<unsigned>(max_resident_blocks));
   }
 };
 

@@ -24,6 +24,16 @@ int cuda_device_count() {
   return count;
 }
 
+std::size_t free_device_memory() {
+  if (!cuda_device_available()) return 0;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return free_bytes;
+}
+
 Backend resolve_backend(Backend requested) {
   if (requested == Backend::Cpu) return Backend::Cpu;
   if (requested == Backend::Cuda) {

@@ -28,6 +28,7 @@
 #include "ba_index.h"
 #include "block_copies.h"
 #include "camera_gather_kernels.cuh"
+#include "device_reductions.cuh"
 #include "engine_kernel_support.cuh"
 #include "generic_evaluator.h"
 #include "linalg_cuda/backend.h"
@@ -53,8 +54,6 @@ namespace {
 
 using linalg_cuda::DeviceVector;
 using linalg_cuda::detail::seconds_since;
-constexpr int kMaxReduceBlocks = 1024;
-
 // An index array on the device, one element long at least (a kernel argument must point somewhere);
 // uploaded from v itself, without a host copy.
 DeviceVector<int> upload_index(const std::vector<int>& v) {
@@ -67,28 +66,6 @@ DeviceVector<int> upload_packed_bytes(const std::vector<unsigned char>& bytes) {
   std::vector<int> words(bytes.size() / 4 + 1, 0);
   std::memcpy(words.data(), bytes.data(), bytes.size());
   return DeviceVector<int>(words);
-}
-
-// ---- reductions: sum (fixed order) and max of |v| (exact whatever the order).
-__global__ void __launch_bounds__(kThreads) sum_kernel(const double* __restrict__ v, std::size_t n, bool squares,
-                                                       double* partials, unsigned* ticket, double* out) {
-  double s = 0.0;
-  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
-    s += squares ? v[i] * v[i] : v[i];
-  const double sums[1] = {linalg_cuda::detail::block_sum<kThreads>(s)};
-  if (linalg_cuda::detail::store_partials_and_arrive(sums, partials, ticket)) {
-    const double total = linalg_cuda::detail::sum_partials<kThreads>(partials, 0, ticket);
-    if (threadIdx.x == 0) *out = total;
-  }
-}
-
-__global__ void max_abs_kernel(const double* __restrict__ v, std::size_t n, unsigned long long* out) {
-  double m = 0.0;
-  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * kThreads)
-    m = fmax(m, fabs(v[i]));
-  for (int offset = 16; offset > 0; offset >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, offset));
-  // Non-negative doubles order like their bit patterns: an integer maximum is exact.
-  if ((threadIdx.x & 31) == 0) atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(m)));
 }
 
 // ---- set-up: n interleaved pairs into two halves (out[i] = in[2 i], out[n + i] = in[2 i + 1]).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ba_layout.h"
+#include "schur_structure.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/cg_options.h"
 #include "linalg_cuda/solver_summary.h"
@@ -44,8 +45,9 @@ class BaEngine {
   virtual ~BaEngine() = default;
   // Residuals, Jacobians (loss-corrected) and cost at x. false when a cost function failed.
   virtual bool evaluate_at_x(double* cost) = 0;
-  // |g| and max |g_i| of the (unscaled) gradient J'f at x, after evaluate_at_x.
-  virtual void gradient_norms(double* norm, double* max_norm) = 0;
+  // Norm and max norm of the (unscaled) gradient g = J'f at x, after evaluate_at_x, projected as Ceres
+  // does: x - Plus(x, -g) (which is g without manifolds). False when a manifold's Plus fails.
+  virtual bool gradient_norms(double* norm, double* max_norm) = 0;
   // Jacobi scaling: compute 1 / (1 + |column|) from the current Jacobian (first iteration only), and
   // scale the current Jacobian by it (every evaluation).
   virtual void compute_jacobi_scaling() = 0;
@@ -56,7 +58,7 @@ class BaEngine {
   // candidate = x + delta; its cost (false when a cost function failed there).
   virtual bool evaluate_candidate(double* cost) = 0;
   virtual double x_norm() = 0;
-  virtual double delta_norm() = 0;
+  virtual double delta_norm() = 0;  // |x - candidate| (which is |delta| without manifolds)
   // x = candidate.
   virtual void accept_candidate() = 0;
   // Copies x into the user's parameter blocks.
@@ -109,6 +111,11 @@ inline LinearTermination to_linear_termination(linalg_cuda::CgTermination t) {
 }
 
 std::unique_ptr<BaEngine> make_cpu_engine(const BaLayout& layout, const EngineOptions& options);
+// The CPU engine of the general structure (manifolds, any number of f-blocks per residual, priors).
+std::unique_ptr<BaEngine> make_general_cpu_engine(const SchurStructure& structure, const EngineOptions& options);
+// Its GPU counterpart: cost functions on CPU threads, the linear algebra on the device. Throws
+// linalg_cuda::CudaError when no device is usable.
+std::unique_ptr<BaEngine> make_general_cuda_engine(const SchurStructure& structure, const EngineOptions& options);
 // Throws linalg_cuda::CudaError when no device is usable.
 std::unique_ptr<BaEngine> make_cuda_engine(const BaLayout& layout, const EngineOptions& options);
 

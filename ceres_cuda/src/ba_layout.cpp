@@ -19,35 +19,19 @@
 #include "counting_sort.h"
 #include "fresh_memory.h"
 #include "phase_log.h"
+#include "schur_structure.h"
 #include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 namespace {
 
+// The BAL-shaped engines solve ITERATIVE_SCHUR and DENSE_SCHUR; SPARSE_SCHUR goes to the general ones.
 std::string options_reason(const ceres::Solver::Options& o) {
-  if (o.minimizer_type != ceres::TRUST_REGION) return "minimizer_type is not TRUST_REGION";
-  if (o.trust_region_strategy_type != ceres::LEVENBERG_MARQUARDT) return "trust_region_strategy_type is not LEVENBERG_MARQUARDT";
+  if (std::string reason = unsupported_options(o); !reason.empty()) return reason;
   if (o.linear_solver_type != ceres::ITERATIVE_SCHUR && o.linear_solver_type != ceres::DENSE_SCHUR)
     return std::string("linear_solver_type ") + ceres::LinearSolverTypeToString(o.linear_solver_type) +
-           " (ceres_cuda runs ITERATIVE_SCHUR and DENSE_SCHUR)";
-  if (o.linear_solver_type == ceres::ITERATIVE_SCHUR && o.preconditioner_type != ceres::JACOBI &&
-      o.preconditioner_type != ceres::SCHUR_JACOBI)
-    return std::string("preconditioner_type ") + ceres::PreconditionerTypeToString(o.preconditioner_type) +
-           " (ceres_cuda has JACOBI and SCHUR_JACOBI)";
-  if (o.use_nonmonotonic_steps) return "use_nonmonotonic_steps is set";
-  if (o.use_inner_iterations) return "use_inner_iterations is set";
-  if (o.check_gradients) return "check_gradients is set";
-  if (o.use_mixed_precision_solves) return "use_mixed_precision_solves is set";
-  if (o.dynamic_sparsity) return "dynamic_sparsity is set";
+           " (the BAL-shaped engines run ITERATIVE_SCHUR and DENSE_SCHUR)";
   return "";
-}
-
-bool has_bounds(const ceres::Problem& problem, double* block, int size) {
-  for (int k = 0; k < size; ++k)
-    if (problem.GetParameterLowerBound(block, k) > -std::numeric_limits<double>::max() ||
-        problem.GetParameterUpperBound(block, k) < std::numeric_limits<double>::max())
-      return true;
-  return false;
 }
 
 // One residual block as the analysis sees it.

@@ -59,7 +59,7 @@ class CpuEngine final : public BaEngine {
     return ok;
   }
 
-  void gradient_norms(double* norm, double* max_norm) override {
+  bool gradient_norms(double* norm, double* max_norm) override {
     double sum = 0.0, largest = 0.0;
     for (const double g : gradient_) {
       sum += g * g;
@@ -67,6 +67,7 @@ class CpuEngine final : public BaEngine {
     }
     *norm = std::sqrt(sum);
     *max_norm = largest;
+    return true;
   }
 
   void compute_jacobi_scaling() override {

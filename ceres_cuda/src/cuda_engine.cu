@@ -605,9 +605,10 @@ class CudaEngine final : public BaEngine {
     return ok;
   }
 
-  void gradient_norms(double* norm, double* max_norm) override {
+  bool gradient_norms(double* norm, double* max_norm) override {
     *norm = std::sqrt(device_sum(gradient_.data(), n_, true));
     *max_norm = device_max_abs(gradient_.data(), n_);
+    return true;
   }
 
   // Ceres computes the scaling once, from the first Jacobian; on the fast path the evaluations after it

@@ -106,7 +106,11 @@ class Minimizer {
       if (it_.iteration == 0) engine_->compute_jacobi_scaling();
       engine_->apply_jacobi_scaling();
     }
-    engine_->gradient_norms(&it_.gradient_norm, &it_.gradient_max_norm);
+    if (!engine_->gradient_norms(&it_.gradient_norm, &it_.gradient_max_norm)) {
+      summary_->message = "projected_gradient_step = Plus(x, -gradient) failed.";
+      summary_->termination_type = ceres::FAILURE;
+      return false;
+    }
     return true;
   }
 

@@ -5,8 +5,12 @@
 #include <ceres/ordered_groups.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ba_engine.h"
@@ -15,6 +19,8 @@
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/seconds_since.h"
 #include "lm_minimizer.h"
+#include "schur_structure.h"
+#include "threaded_evaluator.h"
 
 namespace ceres_cuda {
 namespace {
@@ -22,7 +28,7 @@ namespace {
 using detail::BaLayout;
 using linalg_cuda::detail::seconds_since;
 
-// Cost of the residual blocks whose parameters are all constant (Ceres' fixed_cost).
+// Cost of the BAL layout's residual blocks whose parameters are all constant (Ceres' fixed_cost).
 double fixed_cost(const BaLayout& layout) {
   double total = 0.0;
   std::vector<double> residuals(layout.residual_size);
@@ -43,6 +49,83 @@ double fixed_cost(const BaLayout& layout) {
   return total;
 }
 
+// Ceres' check before it solves (Program::ParameterBlocksAreFinite): its message for the first block,
+// in the order given, that holds a NaN or an infinity; "" when every value is finite.
+template <typename BlockAt>
+std::string non_finite_block_message(long count, const BlockAt& block_at) {
+  long first = count;
+#pragma omp parallel for schedule(static) reduction(min : first)
+  for (long b = 0; b < count; ++b) {
+    const std::pair<const double*, int> block = block_at(b);
+    for (int k = 0; k < block.second; ++k)
+      if (!std::isfinite(block.first[k])) {
+        first = std::min(first, b);
+        break;
+      }
+  }
+  if (first == count) return "";
+  const auto [values, size] = block_at(first);
+  int index = 0;
+  while (std::isfinite(values[index])) ++index;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "ParameterBlock: %p with size %d has at least one invalid value.\n"
+                "First invalid value is at index: %d.\nParameter block values: ",
+                static_cast<const void*>(values), size, index);
+  std::string message = text;
+  for (int k = 0; k < size; ++k) {
+    std::snprintf(text, sizeof text, "%12g ", values[k]);
+    message += text;
+  }
+  return message;
+}
+
+// What the Summary says of the problem and of the reduced program the engine solves.
+struct ProblemShape {
+  int num_parameter_blocks = 0, num_parameters = 0, num_effective_parameters = 0;
+  int num_residual_blocks = 0, num_residuals = 0;
+  int e_blocks = 0, f_blocks = 0;  // variable blocks of the reduced program
+  int num_parameters_reduced = 0, num_effective_parameters_reduced = 0;
+  int num_residual_blocks_reduced = 0, num_residuals_reduced = 0;
+  detail::SchurSizes schur_sizes;
+};
+
+ProblemShape shape_of(const BaLayout& layout, const ceres::Problem& problem) {
+  ProblemShape shape;
+  // The analysis' counts: Ceres' NumParameters() and NumResiduals() walk every block on one thread
+  // (about half a second together at Final-13682's size). No block has a manifold here, so the
+  // effective parameters are the parameters.
+  shape.num_parameter_blocks = layout.num_parameter_blocks;
+  shape.num_parameters = shape.num_effective_parameters = layout.num_parameters;
+  shape.num_residual_blocks = problem.NumResidualBlocks();
+  shape.num_residuals = layout.num_residuals;
+  shape.e_blocks = layout.variable_points;
+  shape.f_blocks = layout.variable_cameras;
+  shape.num_parameters_reduced = shape.num_effective_parameters_reduced =
+      layout.variable_cameras * layout.camera_size + 3 * layout.variable_points;
+  shape.num_residual_blocks_reduced = static_cast<int>(layout.residuals.size());
+  shape.num_residuals_reduced = static_cast<int>(layout.residuals.size()) * layout.residual_size;
+  shape.schur_sizes = {layout.residual_size, 3, layout.camera_size};
+  return shape;
+}
+
+ProblemShape shape_of(const detail::SchurStructure& s) {
+  ProblemShape shape;
+  shape.num_parameter_blocks = s.num_parameter_blocks;
+  shape.num_parameters = s.num_parameters;
+  shape.num_effective_parameters = s.num_effective_parameters;
+  shape.num_residual_blocks = s.num_residual_blocks;
+  shape.num_residuals = s.num_residuals;
+  shape.e_blocks = s.num_e_blocks;
+  shape.f_blocks = s.num_f_blocks;
+  for (int b = 0; b < s.num_variable_blocks(); ++b) shape.num_parameters_reduced += s.blocks[b].size;
+  shape.num_effective_parameters_reduced = static_cast<int>(s.tangent_size());
+  shape.num_residual_blocks_reduced = static_cast<int>(s.residuals.size());
+  for (const detail::SchurResidual& r : s.residuals) shape.num_residuals_reduced += r.size;
+  shape.schur_sizes = detail::detect_schur_sizes(s);
+  return shape;
+}
+
 std::vector<int> ordering_group_sizes(const ceres::ParameterBlockOrdering* ordering) {
   std::vector<int> sizes;
   if (ordering)
@@ -50,8 +133,8 @@ std::vector<int> ordering_group_sizes(const ceres::ParameterBlockOrdering* order
   return sizes;
 }
 
-void fill_problem_fields(const ceres::Solver::Options& o, const ceres::Problem& problem, const BaLayout& layout,
-                         int threads_used, ceres::Solver::Summary* s) {
+void fill_problem_fields(const ceres::Solver::Options& o, const ProblemShape& shape, int threads_used,
+                         ceres::Solver::Summary* s) {
   s->minimizer_type = ceres::TRUST_REGION;
   s->linear_solver_type_given = s->linear_solver_type_used = o.linear_solver_type;
   s->preconditioner_type_given = s->preconditioner_type_used = o.preconditioner_type;
@@ -68,24 +151,20 @@ void fill_problem_fields(const ceres::Solver::Options& o, const ceres::Problem& 
   s->num_threads_given = o.num_threads;
   s->num_threads_used = threads_used;
   s->linear_solver_ordering_given = ordering_group_sizes(o.linear_solver_ordering.get());
-  s->linear_solver_ordering_used = {layout.variable_points, layout.variable_cameras};
-  char structure[64];
-  std::snprintf(structure, sizeof structure, "%d,3,%d", layout.residual_size, layout.camera_size);
-  s->schur_structure_given = s->schur_structure_used = structure;
+  s->linear_solver_ordering_used = {shape.e_blocks, shape.f_blocks};
+  s->schur_structure_given = shape.schur_sizes.to_string();
+  s->schur_structure_used = shape.schur_sizes.specialization().to_string();
   s->is_constrained = false;
-  // The analysis' counts: Ceres' NumParameters() and NumResiduals() walk every block on one thread
-  // (about half a second together at Final-13682's size). No block has a manifold here, so the
-  // effective parameters are the parameters.
-  s->num_parameter_blocks = layout.num_parameter_blocks;
-  s->num_parameters = layout.num_parameters;
-  s->num_effective_parameters = layout.num_parameters;
-  s->num_residual_blocks = problem.NumResidualBlocks();
-  s->num_residuals = layout.num_residuals;
-  s->num_parameter_blocks_reduced = layout.variable_cameras + layout.variable_points;
-  s->num_parameters_reduced = layout.variable_cameras * layout.camera_size + 3 * layout.variable_points;
-  s->num_effective_parameters_reduced = s->num_parameters_reduced;
-  s->num_residual_blocks_reduced = static_cast<int>(layout.residuals.size());
-  s->num_residuals_reduced = static_cast<int>(layout.residuals.size()) * layout.residual_size;
+  s->num_parameter_blocks = shape.num_parameter_blocks;
+  s->num_parameters = shape.num_parameters;
+  s->num_effective_parameters = shape.num_effective_parameters;
+  s->num_residual_blocks = shape.num_residual_blocks;
+  s->num_residuals = shape.num_residuals;
+  s->num_parameter_blocks_reduced = shape.e_blocks + shape.f_blocks;
+  s->num_parameters_reduced = shape.num_parameters_reduced;
+  s->num_effective_parameters_reduced = shape.num_effective_parameters_reduced;
+  s->num_residual_blocks_reduced = shape.num_residual_blocks_reduced;
+  s->num_residuals_reduced = shape.num_residuals_reduced;
   s->inner_iterations_given = o.use_inner_iterations;
   s->inner_iterations_used = false;
 }
@@ -123,41 +202,124 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
   Solve(options, problem, summary, solve_options, details);
 }
 
-void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
-           const SolveOptions& solve_options, SolveDetails* details) {
+namespace {
+
+// "" when the reduced camera matrix of DENSE_SCHUR or SPARSE_SCHUR, formed densely, fits: in device
+// memory on the GPU (with room for the factorization and the engine), in 8 GiB on the CPU (DENSE_SCHUR;
+// the CPU engine's SPARSE_SCHUR stores it sparse).
+std::string exact_solver_reason(const ceres::Solver::Options& options, const detail::SchurStructure& structure,
+                                Backend backend) {
+  const double n = static_cast<double>(structure.f_tangent_size);
+  const double bytes = n * n * sizeof(double);
+  const std::string size = std::to_string(static_cast<long long>(n)) + " x " + std::to_string(static_cast<long long>(n));
+  const char* solver = ceres::LinearSolverTypeToString(options.linear_solver_type);
+  if (backend == Backend::Cuda) {
+    const double free_bytes = static_cast<double>(linalg_cuda::free_device_memory());
+    if (bytes > 0.7 * free_bytes)
+      return std::string(solver) + ": the reduced camera matrix (" + size + ", " + std::to_string(bytes / (1u << 30)) +
+             " GiB) does not fit in the GPU's free memory (" + std::to_string(free_bytes / (1u << 30)) +
+             " GiB); ITERATIVE_SCHUR suits this problem";
+    return "";
+  }
+  if (options.linear_solver_type == ceres::DENSE_SCHUR && bytes > 8.0 * (1u << 30))
+    return std::string(solver) + ": the reduced camera matrix (" + size +
+           ") would take more than 8 GiB; SPARSE_SCHUR or ITERATIVE_SCHUR suits this problem";
+  return "";
+}
+
+// The engine for the problem, or null with the reason to hand it to ceres::Solve. A BAL-shaped
+// problem (one camera and one 3-value point per residual, no manifolds) runs on the engines built for
+// it, on the GPU when there is one; any other Schur-shaped problem on the general CPU engine.
+struct EngineChoice {
+  std::unique_ptr<detail::BaEngine> engine;
+  std::string reason;
+  std::string invalid_values;  // Ceres' message for a parameter block with NaN or Inf, which fails the solve
+  double fixed_cost = 0.0;
+  ProblemShape shape;
+};
+
+EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem* problem, Backend backend,
+                           const detail::EngineOptions& engine_options, BaLayout* layout,
+                           detail::SchurStructure* structure, SolveDetails* details) {
+  EngineChoice choice;
+  Backend resolved = Backend::Cpu;
+  try {
+    resolved = linalg_cuda::resolve_backend(backend);
+  } catch (const linalg_cuda::Error& e) {
+    LOG(WARNING) << "ceres_cuda::Solve: " << e.what() << "; using the CPU engine";
+  }
   const auto start = std::chrono::steady_clock::now();
-  const detail::HugePageAdviceScope huge_page_advice(solve_options.advise_huge_pages);
-  const Backend backend = solve_options.backend;
-  SolveDetails local_details;
-  if (details == nullptr) details = &local_details;
-  *details = SolveDetails{};
-  if (summary == nullptr) {
-    LOG(ERROR) << "ceres_cuda::Solve: summary is null";
-    return;
-  }
-  *summary = ceres::Solver::Summary();
-  if (problem == nullptr) {  // ceres::Solve would abort the program here
-    LOG(ERROR) << "ceres_cuda::Solve: problem is null";
-    summary->message = "ceres_cuda::Solve: problem is null.";
-    summary->termination_type = ceres::FAILURE;
-    return;
-  }
-  std::string error;
-  if (!options.IsValid(&error)) return hand_to_ceres(options, problem, summary, "invalid options: " + error, details);
-  BaLayout layout;
-  if (std::string reason = detail::analyze_problem(options, problem, &layout); !reason.empty())
-    return hand_to_ceres(options, problem, summary, reason, details);
+  const std::string bal_reason = detail::analyze_problem(options, problem, layout);
   details->analysis_seconds = seconds_since(start);
   const auto setup_start = std::chrono::steady_clock::now();
-
-  if (options.linear_solver_type == ceres::DENSE_SCHUR) {
-    const double n = static_cast<double>(layout.variable_cameras) * layout.camera_size;
-    if (n * n * sizeof(double) > 8.0 * (1u << 30))
-      return hand_to_ceres(options, problem, summary,
-                           "DENSE_SCHUR: the reduced camera matrix (" + std::to_string(static_cast<long long>(n)) +
-                               " x the same) would take more than 8 GiB; ITERATIVE_SCHUR suits this problem",
-                           details);
+  if (bal_reason.empty()) {
+    if (options.linear_solver_type == ceres::DENSE_SCHUR) {
+      const double n = static_cast<double>(layout->variable_cameras) * layout->camera_size;
+      if (n * n * sizeof(double) > 8.0 * (1u << 30)) {
+        choice.reason = "DENSE_SCHUR: the reduced camera matrix (" + std::to_string(static_cast<long long>(n)) +
+                        " x the same) would take more than 8 GiB; ITERATIVE_SCHUR suits this problem";
+        return choice;
+      }
+    }
+    if (resolved == Backend::Cuda) {
+      try {
+        choice.engine = detail::make_cuda_engine(*layout, engine_options);
+        details->path = layout->snavely ? SolveDetails::Path::FastGpu : SolveDetails::Path::GenericGpu;
+      } catch (const linalg_cuda::Error& e) {
+        LOG(WARNING) << "ceres_cuda::Solve: the GPU engine could not start (" << e.what() << "); using the CPU engine";
+      }
+    }
+    if (!choice.engine) {
+      choice.engine = detail::make_cpu_engine(*layout, engine_options);
+      details->path = SolveDetails::Path::Cpu;
+    }
+    details->setup_seconds = seconds_since(setup_start);
+    const long cameras = static_cast<long>(layout->cameras.size());
+    choice.invalid_values = non_finite_block_message(cameras + static_cast<long>(layout->points.size()), [&](long b) {
+      return b < cameras ? std::make_pair(static_cast<const double*>(layout->cameras[b]), layout->camera_size)
+                         : std::make_pair(static_cast<const double*>(layout->points[b - cameras]), detail::kPointSize);
+    });
+    choice.fixed_cost = fixed_cost(*layout);
+    choice.shape = shape_of(*layout, *problem);
+    return choice;
   }
+
+  *layout = BaLayout{};
+  choice.reason = detail::analyze_schur_structure(options, problem, structure);
+  details->analysis_seconds = seconds_since(start);
+  if (!choice.reason.empty()) return choice;
+  const auto general_setup_start = std::chrono::steady_clock::now();
+  if (options.linear_solver_type != ceres::ITERATIVE_SCHUR) {
+    choice.reason = exact_solver_reason(options, *structure, resolved);
+    if (!choice.reason.empty()) return choice;
+  }
+  if (resolved == Backend::Cuda) {
+    try {
+      choice.engine = detail::make_general_cuda_engine(*structure, engine_options);
+      details->path = SolveDetails::Path::GenericGpu;
+    } catch (const linalg_cuda::Error& e) {
+      LOG(WARNING) << "ceres_cuda::Solve: the GPU engine could not start (" << e.what() << "); using the CPU engine";
+    }
+  }
+  if (!choice.engine) {
+    choice.engine = detail::make_general_cpu_engine(*structure, engine_options);
+    details->path = SolveDetails::Path::Cpu;
+  }
+  details->setup_seconds = seconds_since(general_setup_start);
+  choice.invalid_values = non_finite_block_message(static_cast<long>(structure->blocks.size()), [&](long b) {
+    return std::make_pair(static_cast<const double*>(structure->blocks[b].user), structure->blocks[b].size);
+  });
+  choice.fixed_cost = detail::ThreadedEvaluator::fixed_cost(*structure);
+  choice.shape = shape_of(*structure);
+  return choice;
+}
+
+void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
+                        const SolveOptions& solve_options, SolveDetails* details) {
+  const auto start = std::chrono::steady_clock::now();
+  const detail::HugePageAdviceScope huge_page_advice(solve_options.advise_huge_pages);
+  std::string error;
+  if (!options.IsValid(&error)) return hand_to_ceres(options, problem, summary, "invalid options: " + error, details);
 
   detail::EngineOptions engine_options;
   engine_options.linear_solver = options.linear_solver_type;
@@ -169,34 +331,26 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
   engine_options.max_lm_diagonal = options.max_lm_diagonal;
   engine_options.num_threads = std::max(1, options.num_threads);
 
-  std::unique_ptr<detail::BaEngine> engine;
-  Backend resolved = Backend::Cpu;
-  try {
-    resolved = linalg_cuda::resolve_backend(backend);
-  } catch (const linalg_cuda::Error& e) {
-    LOG(WARNING) << "ceres_cuda::Solve: " << e.what() << "; using the CPU engine";
-  }
-  if (resolved == Backend::Cuda) {
-    try {
-      engine = detail::make_cuda_engine(layout, engine_options);
-      details->path = layout.snavely ? SolveDetails::Path::FastGpu : SolveDetails::Path::GenericGpu;
-    } catch (const linalg_cuda::Error& e) {
-      LOG(WARNING) << "ceres_cuda::Solve: the GPU engine could not start (" << e.what() << "); using the CPU engine";
-    }
-  }
-  if (!engine) {
-    engine = detail::make_cpu_engine(layout, engine_options);
-    details->path = SolveDetails::Path::Cpu;
-  }
+  // The engine keeps references into these: they live until the solve ends.
+  BaLayout layout;
+  detail::SchurStructure structure;
+  EngineChoice choice =
+      choose_engine(options, problem, solve_options.backend, engine_options, &layout, &structure, details);
+  if (!choice.engine) return hand_to_ceres(options, problem, summary, choice.reason, details);
+  detail::BaEngine* engine = choice.engine.get();
   details->engine = engine->description();
-  details->setup_seconds = seconds_since(setup_start);
 
-  const double fixed = fixed_cost(layout);
-  summary->fixed_cost = fixed;
-  fill_problem_fields(options, *problem, layout, engine_options.num_threads, summary);
+  summary->fixed_cost = choice.fixed_cost;
+  fill_problem_fields(options, choice.shape, engine_options.num_threads, summary);
   const double preprocessor_seconds = seconds_since(start);
   summary->preprocessor_time_in_seconds = preprocessor_seconds;
-  if (!std::isfinite(fixed)) {
+  if (!choice.invalid_values.empty()) {
+    summary->termination_type = ceres::FAILURE;
+    summary->message = choice.invalid_values;
+    summary->total_time_in_seconds = seconds_since(start);
+    return;
+  }
+  if (!std::isfinite(choice.fixed_cost)) {
     summary->termination_type = ceres::FAILURE;
     summary->message = "Residual evaluation of the constant residual blocks failed.";
     summary->total_time_in_seconds = seconds_since(start);
@@ -205,7 +359,7 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
 
   const auto minimizer_start = std::chrono::steady_clock::now();
   try {
-    detail::minimize(options, engine.get(), fixed, preprocessor_seconds, summary);
+    detail::minimize(options, engine, choice.fixed_cost, preprocessor_seconds, summary);
   } catch (const linalg_cuda::Error& e) {  // a device failure mid-solve: report it as Ceres reports failures
     LOG(ERROR) << "ceres_cuda::Solve: " << e.what();
     summary->termination_type = ceres::FAILURE;
@@ -230,11 +384,40 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
   details->pcg_seconds = counters.pcg_seconds;
   details->linear_iterations = counters.linear_iterations;
   if (counters.singular_point_blocks + counters.singular_camera_blocks > 0)
-    LOG(WARNING) << "ceres_cuda::Solve: " << counters.singular_point_blocks << " point and "
+    LOG(WARNING) << "ceres_cuda::Solve: " << counters.singular_point_blocks << " eliminated and "
                  << counters.singular_camera_blocks
-                 << " camera blocks were not numerically positive definite and were regularised";
+                 << " preconditioner blocks were not numerically positive definite and were regularised";
   summary->postprocessor_time_in_seconds = 0.0;
   summary->total_time_in_seconds = seconds_since(start);
+}
+
+}  // namespace
+
+void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
+           const SolveOptions& solve_options, SolveDetails* details) {
+  SolveDetails local_details;
+  if (details == nullptr) details = &local_details;
+  *details = SolveDetails{};
+  if (summary == nullptr) {
+    LOG(ERROR) << "ceres_cuda::Solve: summary is null";
+    return;
+  }
+  *summary = ceres::Solver::Summary();
+  if (problem == nullptr) {  // ceres::Solve would abort the program here
+    LOG(ERROR) << "ceres_cuda::Solve: problem is null";
+    summary->message = "ceres_cuda::Solve: problem is null.";
+    summary->termination_type = ceres::FAILURE;
+    return;
+  }
+  // Solve never throws: what escapes (memory exhausted, a user's cost function that throws) ends the
+  // solve as a failure, as Ceres reports one.
+  try {
+    solve_or_hand_over(options, problem, summary, solve_options, details);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "ceres_cuda::Solve: " << e.what();
+    summary->termination_type = ceres::FAILURE;
+    summary->message = std::string("ceres_cuda: ") + e.what();
+  }
 }
 
 }  // namespace ceres_cuda

@@ -1,0 +1,205 @@
+#pragma once
+// The general GPU engine's kernels (general_cuda_engine.cu): block_schur_math.h's per-item functions,
+// a thread per item (residual block, variable block or Jacobian cell) over a grid-stride loop, and
+// the pieces of the explicit reduced system for the exact solvers. A thread owns what it writes, and
+// every sum runs in block_schur_math.h's fixed order: the same bits run after run.
+#include "block_schur_math.h"
+#include "linalg_cuda/internal/launch_geometry.h"
+#include "linalg_cuda/internal/small_spd_inverse.h"
+
+namespace ceres_cuda::detail {
+namespace {
+
+constexpr int kBlockThreads = linalg_cuda::detail::kThreadsPerBlock;
+
+#define CERES_CUDA_FOR_EACH(i, first, last)                                                            \
+  for (int i = (first) + blockIdx.x * kBlockThreads + threadIdx.x; i < (last); i += gridDim.x * kBlockThreads)
+
+__global__ void row_product_kernel(BlockSparseView v, int residuals, const double* x, bool f_only, double* rows) {
+  CERES_CUDA_FOR_EACH(r, 0, residuals) row_product(v, r, x, f_only, rows);
+}
+
+// rows = f - rows.
+__global__ void residual_minus_kernel(long n, const double* f, double* rows) {
+  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
+    rows[k] = f[k] - rows[k];
+}
+
+__global__ void subtract_e_kernel(BlockSparseView v, int residuals, const double* w, double* rows) {
+  CERES_CUDA_FOR_EACH(r, 0, residuals) subtract_e_term(v, r, w, rows);
+}
+
+// Column sums in two stages (ColumnChunks): a thread per chunk, then a thread per block.
+__global__ void column_chunk_kernel(BlockSparseView v, ChunkView ch, int first, int last, const double* rows, bool norms,
+                                    double* partials) {
+  CERES_CUDA_FOR_EACH(k, first, last) column_chunk(v, ch, k, rows, norms, partials);
+}
+
+__global__ void column_sum_kernel(BlockSparseView v, ChunkView ch, int first, int last, const double* partials,
+                                  double* out) {
+  CERES_CUDA_FOR_EACH(b, first, last) column_chunks_sum(v, ch, b, partials, out);
+}
+
+__global__ void e_inverse_kernel(BlockSparseView v, int first, int last, const double* d2, double* v_inverse,
+                                 int* singular) {
+  CERES_CUDA_FOR_EACH(b, first, last) {
+    if (e_block_inverse(v, b, d2, v_inverse) > 0) atomicAdd(singular, 1);  // an integer count: exact
+  }
+}
+
+__global__ void e_solve_kernel(BlockSparseView v, int first, int last, const double* v_inverse, const double* rows,
+                               double* out) {
+  CERES_CUDA_FOR_EACH(b, first, last) e_block_solve(v, b, v_inverse, rows, out);
+}
+
+__global__ void diagonal_chunk_kernel(BlockSparseView v, ChunkView ch, int chunks, bool schur, const double* v_inverse,
+                                      double* partials) {
+  CERES_CUDA_FOR_EACH(k, 0, chunks) diagonal_chunk(v, ch, k, schur, v_inverse, partials);
+}
+
+__global__ void diagonal_sum_kernel(BlockSparseView v, ChunkView ch, int blocks, const double* partials, const double* d2,
+                                    const long* offsets, double* out, int* singular) {
+  CERES_CUDA_FOR_EACH(b, 0, blocks) {
+    if (diagonal_chunks_sum(v, ch, b, partials, d2, out + offsets[b]) > 0) atomicAdd(singular, 1);
+  }
+}
+
+// z_b = B_b r_b for every f-block b and its inverted block B_b (t x t at offsets[b]).
+__global__ void block_jacobi_kernel(BlockSparseView v, int blocks, const long* offsets, const double* inverse,
+                                    const double* r, double* z) {
+  CERES_CUDA_FOR_EACH(b, 0, blocks) {
+    const int t = v.tangent_size[b];
+    const long o = v.tangent_offset[b];
+    const double* B = inverse + offsets[b];
+    for (int j = 0; j < t; ++j) {
+      double sum = 0.0;
+      for (int k = 0; k < t; ++k) sum += B[j * t + k] * r[o + k];
+      z[o + j] = sum;
+    }
+  }
+}
+
+// Every cell's columns times the Jacobi scaling of its block.
+__global__ void scale_cells_kernel(BlockSparseView v, int cells, const double* scaling, double* jacobian) {
+  CERES_CUDA_FOR_EACH(c, 0, cells) {
+    const int b = v.cells[c].block, t = v.tangent_size[b], m = v.rows(v.cells[c].residual);
+    const double* s = scaling + v.tangent_offset[b];
+    double* J = jacobian + v.cells[c].values;
+    for (int a = 0; a < m; ++a)
+      for (int k = 0; k < t; ++k) J[a * t + k] *= s[k];
+  }
+}
+
+__global__ void model_change_kernel(BlockSparseView v, int residuals, const double* js, const double* f, double* out) {
+  CERES_CUDA_FOR_EACH(r, 0, residuals) out[r] = model_cost_change(v, r, js, f);
+}
+
+// Element-wise steps of the LM iteration over n tangent values.
+__global__ void lm_diagonal_kernel(long n, const double* norms, double min_diagonal, double max_diagonal,
+                                   double* diagonal) {
+  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
+    diagonal[k] = fmin(fmax(norms[k], min_diagonal), max_diagonal);
+}
+
+__global__ void damping_kernel(long n, const double* diagonal, double radius, double* d2) {
+  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads) {
+    const double d = sqrt(diagonal[k] / radius);
+    d2[k] = d * d;
+  }
+}
+
+__global__ void jacobi_scaling_kernel(long n, const double* norms, double* scaling) {
+  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
+    scaling[k] = 1.0 / (1.0 + sqrt(norms[k]));
+}
+
+// out += d2 .* x (the Schur product's damping), over the f-part.
+__global__ void add_damping_kernel(long n, const double* d2, const double* x, double* out) {
+  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
+    out[k] += d2[k] * x[k];
+}
+
+// step = -y (f-part from the reduced solve, e-part from the back-substitution); delta = step .* scaling.
+__global__ void step_kernel(long n, long nf, const double* y_f, const double* y_e, const double* scaling, double* step,
+                            double* delta) {
+  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads) {
+    step[k] = -(k < nf ? y_f[k] : y_e[k - nf]);
+    delta[k] = step[k] * scaling[k];
+  }
+}
+
+// ---- the explicit reduced system S (n x n, column-major, lower triangle read) for the exact solvers.
+
+// Block row b of F'F + D^2: F_rb'F_rd for every cell d of every residual r of f-block b (summed in
+// residual order), written over S's rows of b; entries of pairs without a shared residual stay as
+// the caller set them (zero).
+__global__ void explicit_ftf_kernel(BlockSparseView v, int blocks, const double* d2, double* S, long n) {
+  CERES_CUDA_FOR_EACH(b, 0, blocks) {
+    const int t = v.tangent_size[b];
+    const long row = v.tangent_offset[b];
+    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+    for (int q = v.column_start[b]; q < v.column_start[b + 1]; ++q) {
+      const int c = v.column_cells[q];
+      const int r = v.cells[c].residual;
+      for (int d = v.row_start[r]; d < v.row_start[r + 1]; ++d) {
+        if (d == v.e_cell[r]) continue;
+        const int k = v.cells[d].block, tk = v.tangent_size[k];
+        cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(r), product);
+        const long col = v.tangent_offset[k];
+        for (int i = 0; i < t; ++i)
+          for (int j = 0; j < tk; ++j) S[(col + j) * n + row + i] += product[i * tk + j];
+      }
+    }
+    for (int i = 0; i < t; ++i) S[(row + i) * n + row + i] += d2[row + i];
+  }
+}
+
+// G's columns for e-blocks [first, first + count): for e-block p, e_p columns holding F_rb'E_r M_p at
+// the rows of every f-block b its residuals touch (M_p M_p' = V_p^-1), so that S -= G G' subtracts
+// every W V^-1 W'. G is n x (kMaxEBlockTangentSize * count), column-major, zero on entry.
+__global__ void explicit_g_kernel(BlockSparseView v, int first, int count, const double* v_inverse, double* G, long n) {
+  CERES_CUDA_FOR_EACH(i, 0, count) {
+    const int p = v.first_e_block + first + i;
+    const int e = v.tangent_size[p];
+    double M[kEBlockValues];  // the Cholesky factor of V_p^-1 (lower), from its inverse's inverse
+    const double* Vi = v_inverse + static_cast<long>(first + i) * kEBlockValues;
+    for (int k = 0; k < e * e; ++k) M[k] = 0.0;
+    bool ok = true;
+    for (int j = 0; j < e && ok; ++j) {
+      double d = Vi[j * e + j];
+      for (int k = 0; k < j; ++k) d -= M[j * e + k] * M[j * e + k];
+      ok = d > 0.0 && isfinite(d);
+      if (!ok) break;
+      M[j * e + j] = sqrt(d);
+      for (int r = j + 1; r < e; ++r) {
+        double s = Vi[r * e + j];
+        for (int k = 0; k < j; ++k) s -= M[r * e + k] * M[j * e + k];
+        M[r * e + j] = s / M[j * e + j];
+      }
+    }
+    if (!ok) continue;  // V_p^-1 zeroed (a non-finite block): no Schur term, as in the implicit product
+    double* columns = G + static_cast<long>(i) * kMaxEBlockTangentSize * n;
+    double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
+    for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
+      const int ec = v.column_cells[q];
+      const int r = v.cells[ec].residual;
+      for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
+        if (c == ec) continue;
+        const int b = v.cells[c].block, t = v.tangent_size[b];
+        cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);  // F_rb'E_r, t x e
+        const long row = v.tangent_offset[b];
+        for (int j = 0; j < t; ++j)
+          for (int k = 0; k < e; ++k) {
+            double sum = 0.0;
+            for (int u = k; u < e; ++u) sum += product[j * e + u] * M[u * e + k];
+            columns[k * n + row + j] += sum;
+          }
+      }
+    }
+  }
+}
+
+#undef CERES_CUDA_FOR_EACH
+
+}  // namespace
+}  // namespace ceres_cuda::detail

@@ -1,0 +1,276 @@
+#pragma once
+// The Schur-complement algebra of a block-sparse Jacobian in JacobianCells' layout, one item (a
+// residual block's row of cells, a block's column of cells) at a time, written once for the CPU
+// loops (cpu_block_schur.cpp) and the GPU kernels (general_cuda_engine.cu): the view holds raw
+// pointers that are host or device memory alike. Every sum runs over cells in a fixed order.
+#include "jacobian_cells.h"
+#include "linalg_cuda/internal/host_device.h"
+#include "schur_math.h"
+
+namespace ceres_cuda::detail {
+
+constexpr int kEBlockValues = kMaxEBlockTangentSize * kMaxEBlockTangentSize;  // stride of V^-1 blocks
+
+struct BlockSparseView {
+  const JacobianCell* cells;
+  const int* row_start;       // per residual block, its cells
+  const int* e_cell;          // per residual block, its e-block's cell or -1
+  const long* row_offset;     // per residual block, its first value in residual vectors
+  const int* column_start;    // per variable block, its cells ...
+  const int* column_cells;    // ... in residual order
+  const int* e_sorted_cells;  // per f-block (column_start's ranges), its cells stably sorted by e-block
+  const int* tangent_size;    // per variable block
+  const long* tangent_offset; // per variable block
+  const double* jacobian;
+  long f_tangent_size;
+  int first_e_block;
+
+  LINALG_HD int rows(int r) const { return static_cast<int>(row_offset[r + 1] - row_offset[r]); }
+  LINALG_HD const double* cell(int c) const { return jacobian + cells[c].values; }
+};
+
+// out (t_a x t_b, row-major) = A' B for cells A (m x t_a) and B (m x t_b).
+LINALG_HD void cells_transpose_times(const double* A, int t_a, const double* B, int t_b, int m, double* out) {
+  for (int j = 0; j < t_a; ++j)
+    for (int k = 0; k < t_b; ++k) {
+      double v = 0.0;
+      for (int a = 0; a < m; ++a) v += A[a * t_a + j] * B[a * t_b + k];
+      out[j * t_b + k] = v;
+    }
+}
+
+// out (t_a x t_b) = W_a V W_b' for W_a (t_a x e), W_b (t_b x e), V (e x e).
+LINALG_HD void sandwich(const double* Wa, int t_a, const double* V, int e, const double* Wb, int t_b, double* out) {
+  double WV[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
+  for (int j = 0; j < t_a; ++j)
+    for (int q = 0; q < e; ++q) {
+      double v = 0.0;
+      for (int u = 0; u < e; ++u) v += Wa[j * e + u] * V[u * e + q];
+      WV[j * e + q] = v;
+    }
+  for (int j = 0; j < t_a; ++j)
+    for (int k = 0; k < t_b; ++k) {
+      double v = 0.0;
+      for (int q = 0; q < e; ++q) v += WV[j * e + q] * Wb[k * e + q];
+      out[j * t_b + k] = v;
+    }
+}
+
+// rows_r = sum over residual r's cells of J x (its e-cell left out when f_only); x a tangent vector.
+LINALG_HD void row_product(const BlockSparseView& v, int r, const double* x, bool f_only, double* rows) {
+  const int m = v.rows(r);
+  double* out = rows + v.row_offset[r];
+  for (int a = 0; a < m; ++a) out[a] = 0.0;
+  for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
+    if (f_only && c == v.e_cell[r]) continue;
+    const int b = v.cells[c].block, t = v.tangent_size[b];
+    const double* J = v.cell(c);
+    const double* xb = x + v.tangent_offset[b];
+    for (int a = 0; a < m; ++a) {
+      double sum = 0.0;
+      for (int k = 0; k < t; ++k) sum += J[a * t + k] * xb[k];
+      out[a] += sum;
+    }
+  }
+}
+
+// rows_r -= E_r w_p for residual r's e-block p; w an e-part vector (tangent offsets less f_tangent_size).
+LINALG_HD void subtract_e_term(const BlockSparseView& v, int r, const double* w, double* rows) {
+  const int c = v.e_cell[r];
+  if (c < 0) return;
+  const int b = v.cells[c].block, t = v.tangent_size[b], m = v.rows(r);
+  const double* E = v.cell(c);
+  const double* wb = w + (v.tangent_offset[b] - v.f_tangent_size);
+  double* out = rows + v.row_offset[r];
+  for (int a = 0; a < m; ++a) {
+    double sum = 0.0;
+    for (int q = 0; q < t; ++q) sum += E[a * t + q] * wb[q];
+    out[a] -= sum;
+  }
+}
+
+// sum (t values) += J_b' rows over positions [begin, end) of block b's column.
+LINALG_HD void column_product_add(const BlockSparseView& v, int b, int begin, int end, const double* rows, double* sum) {
+  const int t = v.tangent_size[b];
+  for (int q = begin; q < end; ++q) {
+    const int c = v.column_cells[q];
+    const int r = v.cells[c].residual;
+    const double* J = v.cell(c);
+    const double* y = rows + v.row_offset[r];
+    for (int a = 0, m = v.rows(r); a < m; ++a)
+      for (int k = 0; k < t; ++k) sum[k] += J[a * t + k] * y[a];
+  }
+}
+
+// sum (t values) += the squares of block b's Jacobian columns over positions [begin, end).
+LINALG_HD void column_norms_add(const BlockSparseView& v, int b, int begin, int end, double* sum) {
+  const int t = v.tangent_size[b];
+  for (int q = begin; q < end; ++q) {
+    const int c = v.column_cells[q];
+    const double* J = v.cell(c);
+    for (int a = 0, m = v.rows(v.cells[c].residual); a < m; ++a)
+      for (int k = 0; k < t; ++k) sum[k] += J[a * t + k] * J[a * t + k];
+  }
+}
+
+// ColumnChunks' arrays, and the two stages of a chunked column sum: a chunk's partial sums (at
+// chunk * stride), then a block's chunks added in order.
+struct ChunkView {
+  const int* block;
+  const int* position;
+  const int* block_start;
+  int first;  // the first block chunked
+
+  LINALG_HD int chunks_of(int b, int* end) const {
+    *end = block_start[b - first + 1];
+    return block_start[b - first];
+  }
+};
+
+// Cells per chunk of the column sums (products and norms; the preconditioner's blocks, which
+// hold a t x t partial each): the CPU and GPU engines chunk alike, so that both sum in the same order.
+constexpr int kProductChunkCells = 32;
+constexpr int kDiagonalChunkCells = 256;
+
+inline ChunkView view_of(const ColumnChunks& chunks) {
+  return {chunks.block.data(), chunks.position.data(), chunks.block_start.data(), chunks.first};
+}
+
+constexpr int kProductStride = kMaxFBlockTangentSize;                          // per chunk of a product
+constexpr int kDiagonalStride = kMaxFBlockTangentSize * kMaxFBlockTangentSize;  // per chunk of a block
+
+// Chunk k's J_b' rows (norms: its squared column norms instead).
+LINALG_HD void column_chunk(const BlockSparseView& v, const ChunkView& ch, int k, const double* rows, bool norms,
+                            double* partials) {
+  const int b = ch.block[k];
+  double* sum = partials + static_cast<long>(k) * kProductStride;
+  for (int j = 0; j < v.tangent_size[b]; ++j) sum[j] = 0.0;
+  if (norms)
+    column_norms_add(v, b, ch.position[k], ch.position[k + 1], sum);
+  else
+    column_product_add(v, b, ch.position[k], ch.position[k + 1], rows, sum);
+}
+
+// out[tangent_offset[b] ...] = the sum of block b's chunks.
+LINALG_HD void column_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials, double* out) {
+  const int t = v.tangent_size[b];
+  double sum[kMaxFBlockTangentSize];
+  for (int j = 0; j < t; ++j) sum[j] = 0.0;
+  int end;
+  for (int k = ch.chunks_of(b, &end); k < end; ++k)
+    for (int j = 0; j < t; ++j) sum[j] += partials[static_cast<long>(k) * kProductStride + j];
+  for (int j = 0; j < t; ++j) out[v.tangent_offset[b] + j] = sum[j];
+}
+
+// V_p^-1 = (E_p'E_p + D_p^2)^-1 for e-block b (row-major, stride kEBlockValues); returns the
+// regularisations invert_spd_regularised needed.
+LINALG_HD int e_block_inverse(const BlockSparseView& v, int b, const double* d2, double* v_inverse) {
+  const int t = v.tangent_size[b];
+  double V[kEBlockValues], EtE[kEBlockValues], work[kEBlockValues];
+  for (int k = 0; k < t * t; ++k) V[k] = 0.0;
+  for (int q = v.column_start[b]; q < v.column_start[b + 1]; ++q) {
+    const int c = v.column_cells[q];
+    cells_transpose_times(v.cell(c), t, v.cell(c), t, v.rows(v.cells[c].residual), EtE);
+    for (int k = 0; k < t * t; ++k) V[k] += EtE[k];
+  }
+  for (int k = 0; k < t; ++k) V[k * t + k] += d2[v.tangent_offset[b] + k];
+  const int regularised = invert_spd_regularised(V, t, work);
+  double* out = v_inverse + static_cast<long>(b - v.first_e_block) * kEBlockValues;
+  for (int k = 0; k < t * t; ++k) out[k] = V[k];
+  return regularised;
+}
+
+// out (e-part vector) at e-block b = V_b^-1 E_b' rows.
+LINALG_HD void e_block_solve(const BlockSparseView& v, int b, const double* v_inverse, const double* rows, double* out) {
+  const int t = v.tangent_size[b];
+  double z[kMaxEBlockTangentSize] = {};
+  for (int q = v.column_start[b]; q < v.column_start[b + 1]; ++q) {
+    const int c = v.column_cells[q];
+    const int r = v.cells[c].residual;
+    const double* E = v.cell(c);
+    const double* y = rows + v.row_offset[r];
+    for (int a = 0, m = v.rows(r); a < m; ++a)
+      for (int k = 0; k < t; ++k) z[k] += E[a * t + k] * y[a];
+  }
+  const double* V = v_inverse + static_cast<long>(b - v.first_e_block) * kEBlockValues;
+  double* o = out + (v.tangent_offset[b] - v.f_tangent_size);
+  for (int j = 0; j < t; ++j) {
+    double sum = 0.0;
+    for (int k = 0; k < t; ++k) sum += V[j * t + k] * z[k];
+    o[j] = sum;
+  }
+}
+
+// Part of f-block b's diagonal block of S (schur: F_b'F_b - sum_p W_pb V_p^-1 W_pb', W_pb the sum of
+// F_rb'E_r over the residuals r of e-block p that touch b) or of F'F (not schur), over positions
+// [begin, end) of b's cells sorted by e-block, which hold whole e-blocks' runs: added to S (t x t).
+LINALG_HD void preconditioner_add(const BlockSparseView& v, int b, int begin, int end, bool schur,
+                                  const double* v_inverse, double* S) {
+  const int t = v.tangent_size[b];
+  double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+  double W[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
+  int current = -1, e = 0;
+  for (int q = begin; q <= end; ++q) {
+    const int c = q < end ? v.e_sorted_cells[q] : -1;
+    const int r = c >= 0 ? v.cells[c].residual : -1;
+    if (c >= 0) {
+      cells_transpose_times(v.cell(c), t, v.cell(c), t, v.rows(r), product);
+      for (int k = 0; k < t * t; ++k) S[k] += product[k];
+    }
+    if (!schur) continue;
+    const int ec = r >= 0 ? v.e_cell[r] : -1;
+    const int p = ec >= 0 ? v.cells[ec].block : -1;
+    if (p != current && current >= 0) {  // the previous e-block's W is complete
+      sandwich(W, t, v_inverse + static_cast<long>(current - v.first_e_block) * kEBlockValues, e, W, t, product);
+      for (int k = 0; k < t * t; ++k) S[k] -= product[k];
+    }
+    if (p < 0) {
+      current = -1;
+      continue;
+    }
+    if (p != current) {
+      current = p;
+      e = v.tangent_size[p];
+      for (int k = 0; k < t * e; ++k) W[k] = 0.0;
+    }
+    cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);
+    for (int k = 0; k < t * e; ++k) W[k] += product[k];
+  }
+}
+
+// Adds D_b^2 to block b's diagonal block S and inverts it in place; returns the regularisations.
+LINALG_HD int preconditioner_finish(const BlockSparseView& v, int b, const double* d2, double* S) {
+  const int t = v.tangent_size[b];
+  for (int k = 0; k < t; ++k) S[k * t + k] += d2[v.tangent_offset[b] + k];
+  double work[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+  return invert_spd_regularised(S, t, work);
+}
+
+// Chunk k's part of its block's preconditioner block (ColumnChunks over whole e-groups).
+LINALG_HD void diagonal_chunk(const BlockSparseView& v, const ChunkView& ch, int k, bool schur, const double* v_inverse,
+                              double* partials) {
+  const int b = ch.block[k], t = v.tangent_size[b];
+  double* S = partials + static_cast<long>(k) * kDiagonalStride;
+  for (int j = 0; j < t * t; ++j) S[j] = 0.0;
+  preconditioner_add(v, b, ch.position[k], ch.position[k + 1], schur, v_inverse, S);
+}
+
+// Block b's preconditioner block from its chunks, with D^2, inverted at out; returns the regularisations.
+LINALG_HD int diagonal_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials,
+                                  const double* d2, double* out) {
+  const int t = v.tangent_size[b];
+  for (int j = 0; j < t * t; ++j) out[j] = 0.0;
+  int end;
+  for (int k = ch.chunks_of(b, &end); k < end; ++k)
+    for (int j = 0; j < t * t; ++j) out[j] += partials[static_cast<long>(k) * kDiagonalStride + j];
+  return preconditioner_finish(v, b, d2, out);
+}
+
+// -(J s)_r'(f_r + (J s)_r / 2): residual r's share of the model cost change, js = J s.
+LINALG_HD double model_cost_change(const BlockSparseView& v, int r, const double* js, const double* f) {
+  double sum = 0.0;
+  for (long k = v.row_offset[r]; k < v.row_offset[r + 1]; ++k) sum += js[k] * (f[k] + 0.5 * js[k]);
+  return -sum;
+}
+
+}  // namespace ceres_cuda::detail

@@ -1,0 +1,468 @@
+// The GPU engine of the general structure (SchurStructure): the user's cost functions and manifolds
+// run on CPU threads (ThreadedEvaluator, BlockState), the Jacobian goes to the device once per
+// evaluation at x, and the whole linear algebra of a step runs there on JacobianCells' layout with
+// block_schur_math.h's functions (block_schur_kernels.cuh): Jacobi scaling, the LM diagonal, the
+// e-blocks' inverses, the reduced right-hand side, PCG on the implicit Schur complement with the
+// SCHUR_JACOBI or JACOBI blocks (ITERATIVE_SCHUR), or the explicit reduced matrix factored by
+// cuSOLVER (DENSE_SCHUR, SPARSE_SCHUR), the back-substitution and the model cost change. The step
+// comes back to the host for Plus. No floating-point atomics: the same bits run after run.
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ba_engine.h"
+#include "block_schur_kernels.cuh"
+#include "block_state.h"
+#include "device_reductions.cuh"
+#include "jacobian_cells.h"
+#include "linalg_cuda/backend.h"
+#include "linalg_cuda/conjugate_gradient.h"
+#include "linalg_cuda/cuda_check.h"
+#include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/device_buffer.h"
+#include "linalg_cuda/device_vector.h"
+#include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/seconds_since.h"
+#include "threaded_evaluator.h"
+
+namespace ceres_cuda::detail {
+namespace {
+
+using linalg_cuda::DeviceBuffer;
+using linalg_cuda::DeviceVector;
+using linalg_cuda::detail::blocks_for;
+using linalg_cuda::detail::seconds_since;
+
+// A host array on the device (one element at least: a kernel argument must point somewhere).
+template <typename T>
+DeviceBuffer upload_array(const std::vector<T>& host, cudaStream_t stream) {
+  DeviceBuffer buffer(std::max<std::size_t>(1, host.size()) * sizeof(T));
+  if (!host.empty())
+    LINALG_CUDA_CHECK(
+        cudaMemcpyAsync(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  return buffer;
+}
+
+// ColumnChunks' arrays on the device (kept in *storage), as the kernels take them.
+ChunkView upload_chunks(const ColumnChunks& chunks, std::vector<DeviceBuffer>* storage) {
+  cudaStream_t stream = linalg_cuda::thread_context().stream();
+  storage->push_back(upload_array(chunks.block, stream));
+  storage->push_back(upload_array(chunks.position, stream));
+  storage->push_back(upload_array(chunks.block_start, stream));
+  return {(*storage)[0].as<int>(), (*storage)[1].as<int>(), (*storage)[2].as<int>(), chunks.first};
+}
+
+class GeneralCudaEngine;
+
+// S x for the PCG, and the inverted diagonal blocks of S or F'F as its preconditioner.
+class ReducedSystem final : public linalg_cuda::LinearOperator {
+ public:
+  explicit ReducedSystem(const GeneralCudaEngine& engine, std::size_t n) : engine_(engine), n_(n) {}
+  std::size_t rows() const override { return n_; }
+  std::size_t cols() const override { return n_; }
+  void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override;
+
+ private:
+  const GeneralCudaEngine& engine_;
+  std::size_t n_;
+};
+
+class BlockDiagonal final : public linalg_cuda::Preconditioner {
+ public:
+  explicit BlockDiagonal(const GeneralCudaEngine& engine, std::size_t n) : engine_(engine), n_(n) {}
+  std::size_t size() const override { return n_; }
+  void apply(const DeviceVector<double>& r, DeviceVector<double>& z) const override;
+
+ private:
+  const GeneralCudaEngine& engine_;
+  std::size_t n_;
+};
+
+class GeneralCudaEngine final : public BaEngine {
+ public:
+  GeneralCudaEngine(const SchurStructure& structure, const EngineOptions& options)
+      : s_(structure),
+        options_(options),
+        cells_(structure),
+        evaluator_(structure, cells_, options.num_threads),
+        state_(structure, options.num_threads),
+        stream_(linalg_cuda::thread_context().stream()) {
+    n_ = structure.tangent_size();
+    nf_ = structure.f_tangent_size;
+    R_ = static_cast<int>(structure.residuals.size());
+    d_cells_ = upload_array(cells_.cells, stream_);
+    d_row_start_ = upload_array(cells_.row_start, stream_);
+    d_e_cell_ = upload_array(cells_.e_cell, stream_);
+    d_row_offset_ = upload_array(cells_.row_offset, stream_);
+    d_column_start_ = upload_array(cells_.column_start, stream_);
+    d_column_cells_ = upload_array(cells_.column_cells, stream_);
+    d_e_sorted_cells_ = upload_array(cells_.e_sorted_cells, stream_);
+    d_tangent_size_ = upload_array(cells_.tangent_size, stream_);
+    d_tangent_offset_ = upload_array(cells_.tangent_offset, stream_);
+    std::vector<long> block_offsets(structure.num_f_blocks + 1, 0);
+    for (int b = 0; b < structure.num_f_blocks; ++b) {
+      const long t = structure.blocks[b].tangent_size;
+      block_offsets[b + 1] = block_offsets[b] + t * t;
+    }
+    d_block_offsets_ = upload_array(block_offsets, stream_);
+    const ColumnChunks product_chunks(cells_, 0, structure.num_variable_blocks(), kProductChunkCells, false);
+    const ColumnChunks diagonal_chunks(cells_, 0, structure.num_f_blocks, kDiagonalChunkCells, true);
+    product_chunks_ = upload_chunks(product_chunks, &d_product_chunks_);
+    diagonal_chunks_ = upload_chunks(diagonal_chunks, &d_diagonal_chunks_);
+    product_chunk_start_ = product_chunks.block_start;
+    num_diagonal_chunks_ = diagonal_chunks.size();
+    product_partials_ = DeviceVector<double>(std::max(1, product_chunks.size()) * static_cast<std::size_t>(kProductStride));
+    diagonal_partials_ =
+        DeviceVector<double>(std::max(1, diagonal_chunks.size()) * static_cast<std::size_t>(kDiagonalStride));
+    view_ = BlockSparseView{d_cells_.as<JacobianCell>(),  d_row_start_.as<int>(),      d_e_cell_.as<int>(),
+                            d_row_offset_.as<long>(),      d_column_start_.as<int>(),   d_column_cells_.as<int>(),
+                            d_e_sorted_cells_.as<int>(),   d_tangent_size_.as<int>(),   d_tangent_offset_.as<long>(),
+                            nullptr,                       structure.f_tangent_size,    structure.first_e_block()};
+    host_jacobian_.reserve(std::max<long>(1, cells_.num_values) * sizeof(double));
+    host_f_.reserve(std::max<long>(1, cells_.num_rows) * sizeof(double));
+    candidate_f_.resize(cells_.num_rows);
+    jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
+    view_.jacobian = jacobian_.data();
+    f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
+    rows_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
+    tangent_work_ = DeviceVector<double>(std::max<long>(1, n_));
+    gradient_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
+    scaling_ = DeviceVector<double>(std::max<long>(1, n_), 1.0);
+    norms_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
+    diagonal_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
+    d2_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
+    step_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
+    delta_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
+    e_values_ = DeviceVector<double>(std::max<long>(1, structure.e_tangent_size), 0.0);
+    y_e_ = DeviceVector<double>(std::max<long>(1, structure.e_tangent_size), 0.0);
+    v_inverse_ = DeviceVector<double>(std::max<long>(1, static_cast<long>(structure.num_e_blocks) * kEBlockValues), 0.0);
+    blocks_ = DeviceVector<double>(std::max<long>(1, block_offsets.back()), 0.0);
+    rhs_ = DeviceVector<double>(std::max<long>(1, nf_), 0.0);
+    y_ = DeviceVector<double>(std::max<long>(1, nf_), 0.0);
+    per_residual_ = DeviceVector<double>(std::max(1, R_), 0.0);
+    partials_ = DeviceVector<double>(kMaxReduceBlocks, 0.0);
+    scalars_.reserve(4 * sizeof(double));
+    LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 4 * sizeof(double), stream_));
+    host_gradient_.resize(n_);
+    host_delta_.resize(n_);
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  ~GeneralCudaEngine() override {
+    if (solver_ != nullptr) cusolverDnDestroy(solver_);
+  }
+
+  bool evaluate_at_x(double* cost) override {
+    const auto start = std::chrono::steady_clock::now();
+    double* jacobian = host_jacobian_.as<double>();
+    double* f = host_f_.as<double>();
+    const bool ok = evaluator_.evaluate(state_.x(), f, jacobian, cost);
+    if (ok) {  // the one upload of the iteration; the gradient J'f comes back for its projected norms
+      copy_to_device(jacobian_.data(), jacobian, cells_.num_values);
+      copy_to_device(f_.data(), f, cells_.num_rows);
+      column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
+      copy_to_host(host_gradient_.data(), gradient_.data(), n_);
+    }
+    counters_.jacobian_seconds += seconds_since(start);
+    ++counters_.jacobian_evaluations;
+    return ok;
+  }
+
+  bool gradient_norms(double* norm, double* max_norm) override {
+    return state_.projected_gradient_norms(host_gradient_, norm, max_norm);
+  }
+
+  void compute_jacobi_scaling() override {
+    column_norms(norms_.data());
+    jacobi_scaling_kernel<<<blocks_for(n_), kBlockThreads, 0, stream_>>>(n_, norms_.data(), scaling_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  void apply_jacobi_scaling() override {
+    scale_cells_kernel<<<blocks_for(cells_.cells.size()), kBlockThreads, 0, stream_>>>(
+        view_, static_cast<int>(cells_.cells.size()), scaling_.data(), jacobian_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  StepResult solve_step(double radius, bool reuse_diagonal) override {
+    const auto start = std::chrono::steady_clock::now();
+    if (!reuse_diagonal) {
+      column_norms(norms_.data());
+      lm_diagonal_kernel<<<blocks_for(n_), kBlockThreads, 0, stream_>>>(n_, norms_.data(), options_.min_lm_diagonal,
+                                                                         options_.max_lm_diagonal, diagonal_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+    damping_kernel<<<blocks_for(n_), kBlockThreads, 0, stream_>>>(n_, diagonal_.data(), radius, d2_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    int* singular = scalars_.as<int>();  // [0]: e-blocks, [1]: preconditioner blocks regularised
+    LINALG_CUDA_CHECK(cudaMemsetAsync(singular, 0, 2 * sizeof(int), stream_));
+    const int first_e = s_.first_e_block(), last_e = s_.num_variable_blocks();
+    e_inverse_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view_, first_e, last_e, d2_.data(),
+                                                                                 v_inverse_.data(), singular);
+    LINALG_CUDA_CHECK_LAUNCH();
+    // The reduced right-hand side F'(f - E V^-1 E'f).
+    e_solve(f_.data(), e_values_.data());
+    copy_on_device(rows_.data(), f_.data(), cells_.num_rows);
+    subtract_e(e_values_.data());
+    column_sums(rows_.data(), false, 0, s_.num_f_blocks, rhs_.data());
+
+    StepResult result;
+    if (options_.linear_solver == ceres::ITERATIVE_SCHUR)
+      iterative_solve(singular + 1, &result);
+    else
+      exact_solve(&result);
+    int counts[2];
+    copy_to_host(counts, singular, 2);
+    counters_.singular_point_blocks += counts[0];
+    counters_.singular_camera_blocks += counts[1];
+    if (result.termination == LinearTermination::Failure || result.termination == LinearTermination::FatalError) {
+      counters_.linear_seconds += seconds_since(start);
+      return result;
+    }
+
+    // y_e = V^-1 E'(f - F y_f); step = -y, delta = step .* scaling.
+    row_product_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, y_.data(), true, rows_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    residual_minus_kernel<<<blocks_for(cells_.num_rows), kBlockThreads, 0, stream_>>>(cells_.num_rows, f_.data(),
+                                                                                       rows_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    e_solve(rows_.data(), y_e_.data());
+    step_kernel<<<blocks_for(n_), kBlockThreads, 0, stream_>>>(n_, nf_, y_.data(), y_e_.data(), scaling_.data(),
+                                                               step_.data(), delta_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    // The model cost change -(J s)'(f + J s / 2), per residual block, summed in a fixed order.
+    row_product_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, step_.data(), false, rows_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    model_change_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, rows_.data(), f_.data(),
+                                                                       per_residual_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    result.model_cost_change = device_sum(per_residual_.data(), R_);
+    copy_to_host(host_delta_.data(), delta_.data(), n_);
+    result.finite = std::isfinite(result.model_cost_change);
+    for (const double v : host_delta_) result.finite = result.finite && std::isfinite(v);
+    counters_.linear_seconds += seconds_since(start);
+    return result;
+  }
+
+  // A Plus that fails makes the candidate a point of infinite cost, as in Ceres.
+  bool evaluate_candidate(double* cost) override {
+    if (!state_.move_candidate(host_delta_.data())) return false;
+    const auto start = std::chrono::steady_clock::now();
+    const bool ok = evaluator_.evaluate(state_.candidate(), candidate_f_.data(), nullptr, cost);
+    counters_.residual_seconds += seconds_since(start);
+    ++counters_.residual_evaluations;
+    return ok;
+  }
+
+  double x_norm() override { return state_.x_norm(); }
+  double delta_norm() override { return state_.step_norm(); }
+  void accept_candidate() override { state_.accept_candidate(); }
+  void write_parameters() override { state_.write_to_user(); }
+  const EngineCounters& counters() const override { return counters_; }
+
+  std::vector<double> jacobian() override { return download(jacobian_, cells_.num_values); }
+  std::vector<double> schur_product(const std::vector<double>& x) override {
+    DeviceVector<double> dx(x), dy(x.size());
+    apply_schur(dx.data(), dy.data());
+    return dy.to_std();
+  }
+  std::vector<double> preconditioner_blocks() override { return blocks_.to_std(); }
+  std::vector<double> delta() override { return host_delta_; }
+  std::string description() const override {
+    return std::string("cuda (general structure: cost functions on ") + std::to_string(options_.num_threads) +
+           " CPU thread(s), the linear algebra on the GPU)";
+  }
+
+  // S x = F'(F x - E V^-1 E'F x) + D_f^2 x, on the stream, without synchronising (the PCG captures it).
+  void apply_schur(const double* x, double* out) const {
+    row_product_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, x, true, rows_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    e_solve(rows_.data(), e_values_.data());
+    subtract_e(e_values_.data());
+    column_sums(rows_.data(), false, 0, s_.num_f_blocks, out);
+    add_damping_kernel<<<blocks_for(nf_), kBlockThreads, 0, stream_>>>(nf_, d2_.data(), x, out);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  void apply_preconditioner(const double* r, double* z) const {
+    block_jacobi_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(
+        view_, s_.num_f_blocks, d_block_offsets_.as<long>(), blocks_.data(), r, z);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  void copy_to_device(double* device, const double* host, long n) {
+    if (n > 0) LINALG_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(double), cudaMemcpyHostToDevice, stream_));
+  }
+  template <typename T>
+  void copy_to_host(T* host, const T* device, long n) {
+    if (n > 0) LINALG_CUDA_CHECK(cudaMemcpyAsync(host, device, n * sizeof(T), cudaMemcpyDeviceToHost, stream_));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void copy_on_device(double* to, const double* from, long n) const {
+    if (n > 0) LINALG_CUDA_CHECK(cudaMemcpyAsync(to, from, n * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+  }
+  std::vector<double> download(const DeviceVector<double>& v, long n) {
+    std::vector<double> host(n);
+    copy_to_host(host.data(), v.data(), n);
+    return host;
+  }
+
+  void column_norms(double* out) { column_sums(nullptr, true, 0, s_.num_variable_blocks(), out); }
+  // J' rows (norms: the squared column norms) for blocks [first, last): a thread per chunk, then per block.
+  void column_sums(const double* rows, bool norms, int first, int last, double* out) const {
+    const int first_chunk = product_chunk_start_[first], last_chunk = product_chunk_start_[last];
+    column_chunk_kernel<<<blocks_for(last_chunk - first_chunk), kBlockThreads, 0, stream_>>>(
+        view_, product_chunks_, first_chunk, last_chunk, rows, norms, product_partials_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    column_sum_kernel<<<blocks_for(last - first), kBlockThreads, 0, stream_>>>(view_, product_chunks_, first, last,
+                                                                               product_partials_.data(), out);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+  // out (e-part) = V^-1 E' rows.
+  void e_solve(const double* rows, double* out) const {
+    e_solve_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(
+        view_, s_.first_e_block(), s_.num_variable_blocks(), v_inverse_.data(), rows, out);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+  // rows -= E w.
+  void subtract_e(const double* w) const {
+    subtract_e_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, w, rows_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+  double device_sum(const double* v, long n) {
+    double* out = scalars_.as<double>() + 2;
+    sum_kernel<<<std::min<unsigned>(kMaxReduceBlocks, blocks_for(n)), kReduceThreads, 0, stream_>>>(
+        v, n, false, partials_.data(), reinterpret_cast<unsigned*>(scalars_.as<double>() + 3), out);
+    LINALG_CUDA_CHECK_LAUNCH();
+    double result = 0.0;
+    copy_to_host(&result, out, 1);
+    return result;
+  }
+
+  void iterative_solve(int* singular, StepResult* result) {
+    diagonal_chunk_kernel<<<blocks_for(num_diagonal_chunks_), kBlockThreads, 0, stream_>>>(
+        view_, diagonal_chunks_, num_diagonal_chunks_, options_.preconditioner == ceres::SCHUR_JACOBI, v_inverse_.data(),
+        diagonal_partials_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    diagonal_sum_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(
+        view_, diagonal_chunks_, s_.num_f_blocks, diagonal_partials_.data(), d2_.data(), d_block_offsets_.as<long>(),
+        blocks_.data(), singular);
+    LINALG_CUDA_CHECK_LAUNCH();
+    cg_.set_options(step_cg_options(options_));
+    y_.fill(0.0);
+    const ReducedSystem op(*this, nf_);
+    const BlockDiagonal preconditioner(*this, nf_);
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const auto pcg_start = std::chrono::steady_clock::now();
+    const linalg_cuda::SolverSummary summary = cg_.solve(op, rhs_, y_, &preconditioner);
+    counters_.pcg_seconds += seconds_since(pcg_start);
+    result->linear_iterations = summary.iterations;
+    counters_.linear_iterations += summary.iterations;
+    result->message = summary.message;
+    result->termination = to_linear_termination(summary.termination);
+  }
+
+  // DENSE_SCHUR and SPARSE_SCHUR: S = F'F + D_f^2 - G G' formed densely (G: explicit_g_kernel's
+  // columns, a chunk of e-blocks at a time through cuBLAS' syrk), then cuSOLVER's Cholesky.
+  void exact_solve(StepResult* result) {
+    const long n = nf_;
+    if (solver_ == nullptr) {
+      LINALG_CUDA_CHECK(cusolverDnCreate(&solver_));
+      LINALG_CUDA_CHECK(cusolverDnSetStream(solver_, stream_));
+    }
+    dense_.resize(static_cast<std::size_t>(n) * n);
+    dense_.fill(0.0);
+    explicit_ftf_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view_, s_.num_f_blocks,
+                                                                                    d2_.data(), dense_.data(), n);
+    LINALG_CUDA_CHECK_LAUNCH();
+    const long max_columns = std::max<long>(kMaxEBlockTangentSize, (256l << 20) / sizeof(double) / std::max<long>(1, n));
+    const int chunk = static_cast<int>(std::min<long>(max_columns / kMaxEBlockTangentSize, std::max(1, s_.num_e_blocks)));
+    g_.resize(static_cast<std::size_t>(n) * kMaxEBlockTangentSize * chunk);
+    cublasHandle_t blas = linalg_cuda::thread_context().cublas();
+    LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
+    for (int first = 0; first < s_.num_e_blocks; first += chunk) {
+      const int count = std::min(chunk, s_.num_e_blocks - first);
+      const long columns = static_cast<long>(kMaxEBlockTangentSize) * count;
+      LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * columns * sizeof(double), stream_));
+      explicit_g_kernel<<<blocks_for(count), kBlockThreads, 0, stream_>>>(view_, first, count, v_inverse_.data(),
+                                                                          g_.data(), n);
+      LINALG_CUDA_CHECK_LAUNCH();
+      const double alpha = -1.0, beta = 1.0;
+      LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(n),
+                                    static_cast<int>(columns), &alpha, g_.data(), static_cast<int>(n), &beta,
+                                    dense_.data(), static_cast<int>(n)));
+    }
+    int work_size = 0;
+    LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
+                                                  static_cast<int>(n), &work_size));
+    work_.resize(std::max(1, work_size));
+    int* info = scalars_.as<int>() + 2;
+    LINALG_CUDA_CHECK(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
+                                       static_cast<int>(n), work_.data(), work_size, info));
+    int host_info = 0;
+    copy_to_host(&host_info, info, 1);
+    if (host_info != 0) {
+      result->termination = LinearTermination::Failure;
+      result->message = "cuSOLVER failure. Unable to perform dense Cholesky factorization (minor " +
+                        std::to_string(host_info) + " not positive definite).";
+      return;
+    }
+    copy_on_device(y_.data(), rhs_.data(), n);
+    LINALG_CUDA_CHECK(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), 1, dense_.data(),
+                                       static_cast<int>(n), y_.data(), static_cast<int>(n), info));
+    result->termination = LinearTermination::Success;
+    result->message = "Success.";
+    result->linear_iterations = 1;
+    ++counters_.linear_iterations;
+  }
+
+  const SchurStructure& s_;
+  EngineOptions options_;
+  JacobianCells cells_;
+  ThreadedEvaluator evaluator_;
+  BlockState state_;
+  cudaStream_t stream_;
+  long n_ = 0, nf_ = 0;
+  int R_ = 0;
+  DeviceBuffer d_cells_, d_row_start_, d_e_cell_, d_row_offset_, d_column_start_, d_column_cells_, d_e_sorted_cells_,
+      d_tangent_size_, d_tangent_offset_, d_block_offsets_;
+  BlockSparseView view_{};
+  std::vector<DeviceBuffer> d_product_chunks_, d_diagonal_chunks_;
+  ChunkView product_chunks_{}, diagonal_chunks_{};  // ColumnChunks of products and norms, and of the preconditioner
+  std::vector<int> product_chunk_start_;
+  int num_diagonal_chunks_ = 0;
+  linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the evaluation's output, uploaded from pinned memory
+  std::vector<double> candidate_f_, host_gradient_, host_delta_;
+  DeviceVector<double> jacobian_, f_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_, v_inverse_, blocks_,
+      rhs_, y_, y_e_, per_residual_, partials_, tangent_work_, dense_, g_, work_;
+  mutable DeviceVector<double> rows_, e_values_, product_partials_;  // the Schur product's scratch
+  DeviceVector<double> diagonal_partials_;
+  DeviceBuffer scalars_;                          // counters, cuSOLVER's info, the sum's result and ticket
+  linalg_cuda::ConjugateGradient cg_;
+  cusolverDnHandle_t solver_ = nullptr;
+  EngineCounters counters_;
+};
+
+void ReducedSystem::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {
+  engine_.apply_schur(x.data(), y.data());
+}
+
+void BlockDiagonal::apply(const DeviceVector<double>& r, DeviceVector<double>& z) const {
+  engine_.apply_preconditioner(r.data(), z.data());
+}
+
+}  // namespace
+
+std::unique_ptr<BaEngine> make_general_cuda_engine(const SchurStructure& structure, const EngineOptions& options) {
+  if (!linalg_cuda::cuda_device_available()) throw linalg_cuda::CudaError("ceres_cuda: no CUDA device");
+  return std::make_unique<GeneralCudaEngine>(structure, options);
+}
+
+}  // namespace ceres_cuda::detail

@@ -1,0 +1,253 @@
+#include "schur_structure.h"
+
+#include <ceres/cost_function.h>
+#include <ceres/ordered_groups.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace ceres_cuda::detail {
+namespace {
+
+// What the analysis reads of one parameter block before the roles are known.
+struct BlockInfo {
+  double* user = nullptr;
+  int size = 0, tangent_size = 0;
+  const ceres::Manifold* manifold = nullptr;
+  bool constant = false;
+  bool used = false;  // by a residual block with a variable block (Ceres' reduced program)
+  bool e_block = false;
+};
+
+// Ceres' ComputeStableSchurOrdering (parameter_block_ordering.cc, graph_algorithms.h): the variable
+// blocks in program order, stably sorted by their degree in the Hessian graph (how many other
+// variable blocks share a residual with them), then taken greedily into an independent set.
+void choose_e_blocks(const std::vector<std::vector<int>>& residual_blocks, std::vector<BlockInfo>* blocks) {
+  std::vector<std::unordered_set<int>> neighbours(blocks->size());
+  for (const std::vector<int>& r : residual_blocks)
+    for (std::size_t j = 0; j < r.size(); ++j)
+      for (std::size_t k = j + 1; k < r.size(); ++k) {
+        neighbours[r[j]].insert(r[k]);
+        neighbours[r[k]].insert(r[j]);
+      }
+  std::vector<int> queue;
+  for (int b = 0; b < static_cast<int>(blocks->size()); ++b)
+    if ((*blocks)[b].used) queue.push_back(b);
+  std::stable_sort(queue.begin(), queue.end(),
+                   [&](int a, int b) { return neighbours[a].size() < neighbours[b].size(); });
+  std::vector<char> taken_or_neighbour(blocks->size(), 0);
+  for (const int b : queue) {
+    if (taken_or_neighbour[b]) continue;
+    taken_or_neighbour[b] = 1;
+    (*blocks)[b].e_block = true;
+    for (const int n : neighbours[b]) taken_or_neighbour[n] = 1;
+  }
+}
+
+// The e-blocks from the user's ordering (its first group), or "" and nothing marked when the ordering
+// leaves the choice to Ceres (no ordering, or one group).
+std::string e_blocks_from_ordering(const ceres::ParameterBlockOrdering* ordering,
+                                   const std::unordered_map<const double*, int>& index_of,
+                                   std::vector<BlockInfo>* blocks, bool* chosen) {
+  *chosen = false;
+  if (ordering == nullptr || ordering->NumGroups() <= 1) return "";
+  if (ordering->NumElements() != static_cast<int>(blocks->size()))
+    return "linear_solver_ordering has " + std::to_string(ordering->NumElements()) + " parameter blocks, the problem " +
+           std::to_string(blocks->size());
+  for (const auto& group : ordering->group_to_elements())
+    for (double* member : group.second)
+      if (index_of.count(member) == 0) return "linear_solver_ordering names a block that is not in the problem";
+  for (double* member : ordering->group_to_elements().begin()->second) (*blocks)[index_of.at(member)].e_block = true;
+  *chosen = true;
+  return "";
+}
+
+}  // namespace
+
+bool has_bounds(const ceres::Problem& problem, double* block, int size) {
+  for (int k = 0; k < size; ++k)
+    if (problem.GetParameterLowerBound(block, k) > -std::numeric_limits<double>::max() ||
+        problem.GetParameterUpperBound(block, k) < std::numeric_limits<double>::max())
+      return true;
+  return false;
+}
+
+std::string unsupported_options(const ceres::Solver::Options& o) {
+  if (o.minimizer_type != ceres::TRUST_REGION) return "minimizer_type is not TRUST_REGION";
+  if (o.trust_region_strategy_type != ceres::LEVENBERG_MARQUARDT) return "trust_region_strategy_type is not LEVENBERG_MARQUARDT";
+  if (o.use_nonmonotonic_steps) return "use_nonmonotonic_steps is set";
+  if (o.use_inner_iterations) return "use_inner_iterations is set";
+  if (o.check_gradients) return "check_gradients is set";
+  if (o.use_mixed_precision_solves) return "use_mixed_precision_solves is set";
+  if (o.dynamic_sparsity) return "dynamic_sparsity is set";
+  if (o.linear_solver_type == ceres::ITERATIVE_SCHUR && o.preconditioner_type != ceres::JACOBI &&
+      o.preconditioner_type != ceres::SCHUR_JACOBI)
+    return std::string("preconditioner_type ") + ceres::PreconditionerTypeToString(o.preconditioner_type) +
+           " (ceres_cuda has JACOBI and SCHUR_JACOBI)";
+  return "";
+}
+
+std::string SchurSizes::to_string() const {
+  auto text = [](int v) { return v == kDynamic ? std::string("d") : std::to_string(v); };
+  return text(row) + "," + text(e) + "," + text(f);
+}
+
+SchurSizes SchurSizes::specialization() const {
+  // Ceres 2.1's list of specializations (schur_templates.cc), in its order of preference.
+  static const SchurSizes kSpecializations[] = {
+      {2, 2, 2}, {2, 2, 3}, {2, 2, 4}, {2, 2, kDynamic}, {2, 3, 3}, {2, 3, 4}, {2, 3, 6}, {2, 3, 9}, {2, 3, kDynamic},
+      {2, 4, 3}, {2, 4, 4}, {2, 4, 6}, {2, 4, 8}, {2, 4, 9}, {2, 4, kDynamic}, {2, kDynamic, kDynamic}, {3, 3, 3},
+      {4, 4, 2}, {4, 4, 3}, {4, 4, 4}, {4, 4, kDynamic}};
+  auto matches = [](int wanted, int size) { return wanted == kDynamic || wanted == size; };
+  for (const SchurSizes& s : kSpecializations)
+    if (s.row == row && matches(s.e, e) && matches(s.f, f)) return s;
+  return {kDynamic, kDynamic, kDynamic};
+}
+
+SchurSizes detect_schur_sizes(const SchurStructure& s) {
+  SchurSizes sizes;
+  auto merge = [](int* value, int size) {
+    *value = *value == 0 ? size : (*value == size ? size : SchurSizes::kDynamic);
+  };
+  for (const SchurResidual& r : s.residuals) {
+    if (r.e_block < 0) continue;
+    merge(&sizes.row, r.size);
+    merge(&sizes.e, s.blocks[r.e_block].tangent_size);
+    const int* params = s.params_of(r);
+    for (int k = 0; k < r.num_params; ++k)
+      if (s.is_variable(params[k]) && !s.is_e_block(params[k])) merge(&sizes.f, s.blocks[params[k]].tangent_size);
+  }
+  return sizes;
+}
+
+std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres::Problem* problem,
+                                    SchurStructure* structure) {
+  *structure = SchurStructure{};
+  if (std::string reason = unsupported_options(options); !reason.empty()) return reason;
+  const ceres::LinearSolverType solver = options.linear_solver_type;
+  if (solver != ceres::ITERATIVE_SCHUR && solver != ceres::DENSE_SCHUR && solver != ceres::SPARSE_SCHUR)
+    return std::string("linear_solver_type ") + ceres::LinearSolverTypeToString(solver) +
+           " (ceres_cuda runs ITERATIVE_SCHUR, DENSE_SCHUR and SPARSE_SCHUR)";
+  if (problem == nullptr) return "problem is null";
+
+  // Parameter blocks in Ceres' program order, which its independent set follows between blocks of equal
+  // degree: the order in which AddResidualBlock first met them (Problem::GetParameterBlocks lists them
+  // by address instead). A block added alone with AddParameterBlock takes its first residual's place
+  // here; blocks that no residual uses come last (the reduced program drops them).
+  std::vector<ceres::ResidualBlockId> ids;
+  problem->GetResidualBlocks(&ids);
+  if (ids.empty()) return "the problem has no residual blocks";
+  structure->num_residual_blocks = static_cast<int>(ids.size());
+  std::vector<double*> user_blocks;
+  problem->GetParameterBlocks(&user_blocks);
+  std::vector<BlockInfo> blocks;
+  blocks.reserve(user_blocks.size());
+  std::unordered_map<const double*, int> index_of;
+  index_of.reserve(user_blocks.size());
+  std::string reason;
+  auto add_block = [&](double* user) {
+    if (index_of.count(user) != 0) return index_of[user];
+    BlockInfo info;
+    info.user = user;
+    info.size = problem->ParameterBlockSize(user);
+    info.tangent_size = problem->ParameterBlockTangentSize(user);
+    info.manifold = problem->GetManifold(user);
+    info.constant = problem->IsParameterBlockConstant(user);
+    structure->num_parameters += info.size;
+    structure->num_effective_parameters += info.tangent_size;
+    if (!info.constant && has_bounds(*problem, user, info.size))
+      reason = "a parameter block has bounds (ceres_cuda's minimizer has no bounds constraints)";
+    blocks.push_back(info);
+    return index_of[user] = static_cast<int>(blocks.size()) - 1;
+  };
+
+  // Residual blocks: their blocks as indices, and which blocks the reduced program keeps.
+  std::vector<std::vector<int>> residual_blocks(ids.size());  // variable blocks only, for the graph
+  std::vector<std::vector<int>> all_blocks(ids.size());
+  std::vector<double*> scratch;
+  for (std::size_t r = 0; r < ids.size(); ++r) {
+    problem->GetParameterBlocksForResidualBlock(ids[r], &scratch);
+    const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(ids[r]);
+    const int size = cost->num_residuals();
+    structure->num_residuals += size;
+    if (size < 1 || size > kMaxResidualBlockSize)
+      return "a residual block has " + std::to_string(size) + " residuals (ceres_cuda takes 1 to " +
+             std::to_string(kMaxResidualBlockSize) + ")";
+    for (double* user : scratch) {
+      const int b = add_block(user);
+      all_blocks[r].push_back(b);
+      if (!blocks[b].constant) residual_blocks[r].push_back(b);
+    }
+    for (const int b : residual_blocks[r]) blocks[b].used = true;
+  }
+  for (double* user : user_blocks) add_block(user);
+  if (!reason.empty()) return reason;
+  structure->num_parameter_blocks = static_cast<int>(blocks.size());
+
+  bool chosen = false;
+  if (std::string reason = e_blocks_from_ordering(options.linear_solver_ordering.get(), index_of, &blocks, &chosen);
+      !reason.empty())
+    return reason;
+  if (!chosen) choose_e_blocks(residual_blocks, &blocks);
+
+  // Roles and numbering: used variable f-blocks, then used variable e-blocks (each in program order),
+  // then every other block (constant, or unused: the reduced program drops those).
+  std::vector<int> number(blocks.size(), -1);
+  auto role = [&](const BlockInfo& b) { return !b.constant && b.used ? (b.e_block ? 1 : 0) : 2; };
+  for (int pass = 0; pass < 3; ++pass)
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (role(blocks[b]) != pass) continue;
+      const BlockInfo& info = blocks[b];
+      if (pass == 0 && info.tangent_size > kMaxFBlockTangentSize)
+        return "a parameter block has " + std::to_string(info.tangent_size) + " tangent values (ceres_cuda takes at most " +
+               std::to_string(kMaxFBlockTangentSize) + " in blocks that are not eliminated)";
+      if (pass < 2 && info.tangent_size < 1) return "a variable parameter block has a tangent space of size 0";
+      if (pass == 1 && info.tangent_size > kMaxEBlockTangentSize)
+        return "an eliminated (e-) block has " + std::to_string(info.tangent_size) + " tangent values (ceres_cuda takes 1 to " +
+               std::to_string(kMaxEBlockTangentSize) + ")";
+      number[b] = static_cast<int>(structure->blocks.size());
+      SchurBlock block;
+      block.user = info.user;
+      block.size = info.size;
+      block.tangent_size = info.tangent_size;
+      block.manifold = info.manifold;
+      block.offset = structure->state_size;
+      structure->state_size += info.size;
+      if (pass < 2) {
+        block.tangent_offset = structure->f_tangent_size + structure->e_tangent_size;
+        (pass == 0 ? structure->f_tangent_size : structure->e_tangent_size) += info.tangent_size;
+        ++(pass == 0 ? structure->num_f_blocks : structure->num_e_blocks);
+      }
+      structure->blocks.push_back(block);
+    }
+  if (structure->num_variable_blocks() == 0) return "every parameter block is constant";
+  if (structure->num_e_blocks == 0) return "no parameter block is eliminated (ordering group 0 has no variable block)";
+  if (structure->num_f_blocks == 0) return "every variable parameter block is eliminated (no reduced system is left)";
+
+  for (std::size_t r = 0; r < ids.size(); ++r) {
+    SchurResidual residual;
+    residual.id = ids[r];
+    residual.cost = problem->GetCostFunctionForResidualBlock(ids[r]);
+    residual.loss = problem->GetLossFunctionForResidualBlock(ids[r]);
+    residual.size = residual.cost->num_residuals();
+    residual.first_param = static_cast<long>(structure->params.size());
+    residual.num_params = static_cast<int>(all_blocks[r].size());
+    for (const int b : all_blocks[r]) {
+      const int n = number[b];
+      structure->params.push_back(n);
+      if (!structure->is_e_block(n)) continue;
+      if (residual.e_block >= 0)
+        return "a residual block depends on two eliminated (e-) blocks: group 0 of linear_solver_ordering is not an "
+               "independent set";
+      residual.e_block = n;
+    }
+    (residual_blocks[r].empty() ? structure->fixed_residuals : structure->residuals).push_back(residual);
+  }
+  return "";
+}
+
+}  // namespace ceres_cuda::detail

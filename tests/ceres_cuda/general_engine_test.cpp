@@ -1,0 +1,165 @@
+// The general engines piece by piece: the GPU engine against the CPU reference on the same structure
+// (cost, projected gradient norms, the loss-corrected and Jacobi-scaled Jacobian, the implicit Schur
+// product on random vectors, the preconditioner blocks, the LM step with every linear solver), and
+// the CPU reference against the BAL-shaped CPU engine where both take a problem.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "ba_engine.h"
+#include "ba_layout.h"
+#include "general_problems.h"
+#include "schur_structure.h"
+
+namespace {
+
+using namespace ceres_cuda::detail;
+using general_test::Shape;
+
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double d = 0.0, m = 0.0;
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    d = std::max(d, std::fabs(a[k] - b[k]));
+    m = std::max(m, std::fabs(b[k]));
+  }
+  return d / std::max(m, 1e-300);
+}
+
+EngineOptions engine_options(ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner) {
+  EngineOptions o;
+  o.linear_solver = solver;
+  o.preconditioner = preconditioner;
+  o.num_threads = 2;
+  return o;
+}
+
+void compare_engines(const SchurStructure& s, ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner) {
+  SCOPED_TRACE(std::string(ceres::LinearSolverTypeToString(solver)) + " " +
+               ceres::PreconditionerTypeToString(preconditioner));
+  const EngineOptions o = engine_options(solver, preconditioner);
+  auto cpu = make_general_cpu_engine(s, o);
+  auto gpu = make_general_cuda_engine(s, o);
+  double cpu_cost = 0, gpu_cost = 0;
+  ASSERT_TRUE(cpu->evaluate_at_x(&cpu_cost));
+  ASSERT_TRUE(gpu->evaluate_at_x(&gpu_cost));
+  EXPECT_EQ(gpu_cost, cpu_cost);  // the same evaluation on the CPU
+  double cn, cm, gn, gm;
+  ASSERT_TRUE(cpu->gradient_norms(&cn, &cm));
+  ASSERT_TRUE(gpu->gradient_norms(&gn, &gm));
+  EXPECT_NEAR(gn, cn, 1e-12 * cn);
+  EXPECT_NEAR(gm, cm, 1e-12 * cm);
+  for (BaEngine* e : {cpu.get(), gpu.get()}) {
+    e->compute_jacobi_scaling();
+    e->apply_jacobi_scaling();
+  }
+  EXPECT_LT(relative_difference(gpu->jacobian(), cpu->jacobian()), 1e-15);
+  for (const double radius : {1e4, 1e-2}) {
+    const StepResult c = cpu->solve_step(radius, false);
+    const StepResult g = gpu->solve_step(radius, false);
+    EXPECT_EQ(static_cast<int>(g.termination), static_cast<int>(c.termination));
+    EXPECT_NEAR(g.linear_iterations, c.linear_iterations, 1);
+    EXPECT_NEAR(g.model_cost_change, c.model_cost_change, 1e-8 * std::fabs(c.model_cost_change));
+    if (solver == ceres::ITERATIVE_SCHUR)
+      EXPECT_LT(relative_difference(gpu->preconditioner_blocks(), cpu->preconditioner_blocks()), 1e-10);
+    EXPECT_LT(relative_difference(gpu->delta(), cpu->delta()), 1e-6);
+    std::mt19937 rng(7);
+    std::normal_distribution<double> n(0.0, 1.0);
+    std::vector<double> x(s.f_tangent_size);
+    for (double& v : x) v = n(rng);
+    EXPECT_LT(relative_difference(gpu->schur_product(x), cpu->schur_product(x)), 1e-13);
+  }
+  double cpu_candidate = 0, gpu_candidate = 0;
+  ASSERT_TRUE(cpu->evaluate_candidate(&cpu_candidate));
+  ASSERT_TRUE(gpu->evaluate_candidate(&gpu_candidate));
+  EXPECT_NEAR(gpu_candidate, cpu_candidate, 1e-9 * cpu_candidate);
+  EXPECT_NEAR(gpu->delta_norm(), cpu->delta_norm(), 1e-6 * cpu->delta_norm());
+}
+
+SchurStructure analyzed(general_test::GeneralProblem& g, bool ordered) {
+  SchurStructure s;
+  const std::string reason = analyze_schur_structure(
+      general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 5, ordered), g.problem.get(), &s);
+  EXPECT_EQ(reason, "");
+  return s;
+}
+
+TEST(GeneralGpuEngine, PiecesMatchTheCpuEngine) {
+  REQUIRE_CUDA_DEVICE();
+  const ceres_cuda::BALProblem scene = general_test::random_scene(8, 300, 11);
+  std::vector<std::pair<const char*, Shape>> shapes;
+  Shape split;
+  shapes.emplace_back("quaternion, translation, intrinsics, point", split);
+  Shape priors;
+  priors.prior = general_test::Prior::Pose;
+  priors.fix_k2 = true;
+  priors.loss = general_test::Loss::Cauchy;
+  shapes.emplace_back("pose priors, SubsetManifold, Cauchy", priors);
+  Shape shared;
+  shared.shared_intrinsics = true;
+  shared.point = general_test::PointKind::Homogeneous;
+  shared.constant_poses = 1;
+  shapes.emplace_back("shared intrinsics, SphereManifold points, a constant pose", shared);
+  Shape pose7;
+  pose7.rotation = general_test::Rotation::Pose7;
+  pose7.point = general_test::PointKind::InverseDepth;
+  shapes.emplace_back("ProductManifold poses, inverse depth", pose7);
+  Shape mixed;
+  mixed.mixed = true;
+  mixed.loss = general_test::Loss::Huber;
+  mixed.scaled_translation = true;
+  shapes.emplace_back("mixed residual sizes, a user's manifold, Huber", mixed);
+  for (auto& [name, shape] : shapes) {
+    SCOPED_TRACE(name);
+    general_test::GeneralProblem g = general_test::build(scene, shape);
+    const SchurStructure s = analyzed(g, true);
+    compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI);
+    compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::JACOBI);
+    compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI);
+    compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI);
+  }
+}
+
+// On a BAL problem both CPU engines apply: the same cost, gradient, LM step and candidate.
+TEST(GeneralCpuEngine, MatchesTheBalEngineOnBalProblems) {
+  const ceres_cuda::BALProblem bal = general_test::random_scene(6, 200, 12);
+  ceres_cuda::BALProblem copy = bal;
+  auto problem = ba_test::make_problem(copy, true, new ceres::HuberLoss(1.0));
+  problem->SetParameterBlockConstant(copy.mutable_camera(1));
+  for (const ceres::LinearSolverType solver : {ceres::ITERATIVE_SCHUR, ceres::DENSE_SCHUR}) {
+    SCOPED_TRACE(ceres::LinearSolverTypeToString(solver));
+    const ceres::Solver::Options options = ba_test::ba_options(solver, ceres::SCHUR_JACOBI);
+    BaLayout layout;
+    ASSERT_EQ(analyze_problem(options, problem.get(), &layout), "");
+    SchurStructure s;
+    ASSERT_EQ(analyze_schur_structure(options, problem.get(), &s), "");
+    const EngineOptions o = engine_options(solver, ceres::SCHUR_JACOBI);
+    auto bal_engine = make_cpu_engine(layout, o);
+    auto general = make_general_cpu_engine(s, o);
+    double a = 0, b = 0;
+    ASSERT_TRUE(bal_engine->evaluate_at_x(&a));
+    ASSERT_TRUE(general->evaluate_at_x(&b));
+    EXPECT_NEAR(b, a, 1e-12 * a);
+    double an, am, bn, bm;
+    ASSERT_TRUE(bal_engine->gradient_norms(&an, &am));
+    ASSERT_TRUE(general->gradient_norms(&bn, &bm));
+    EXPECT_NEAR(bn, an, 1e-9 * an);
+    EXPECT_NEAR(bm, am, 1e-9 * am);
+    for (BaEngine* e : {bal_engine.get(), general.get()}) {
+      e->compute_jacobi_scaling();
+      e->apply_jacobi_scaling();
+    }
+    const StepResult x = bal_engine->solve_step(1e3, false);
+    const StepResult y = general->solve_step(1e3, false);
+    EXPECT_EQ(y.linear_iterations, x.linear_iterations);
+    EXPECT_NEAR(y.model_cost_change, x.model_cost_change, 1e-8 * std::fabs(x.model_cost_change));
+    ASSERT_TRUE(bal_engine->evaluate_candidate(&a));
+    ASSERT_TRUE(general->evaluate_candidate(&b));
+    EXPECT_NEAR(b, a, 1e-9 * a);
+    EXPECT_NEAR(general->delta_norm(), bal_engine->delta_norm(), 1e-8 * bal_engine->delta_norm());
+  }
+}
+
+}  // namespace

@@ -1,0 +1,223 @@
+// ceres_cuda::Solve on problems at the edge of what the Schur solvers take, against ceres::Solve:
+// a residual on two points (with a user ordering that makes both e-blocks: Ceres refuses it; without
+// one: Ceres picks e-blocks that are not all the points), a manifold whose Plus fails, non-finite
+// parameter values. ceres_cuda::Solve must not throw or crash, and ends as Ceres does. Each test runs
+// on the CPU engine, and on the GPU where a device exists.
+#include <cfloat>
+#include <cmath>
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "ceres_cuda/solve.h"
+#include "general_problems.h"
+
+namespace {
+
+using ceres_cuda::Backend;
+using ceres_cuda::SolveDetails;
+using namespace general_test;
+
+const ceres_cuda::BALProblem& scene() {
+  static const ceres_cuda::BALProblem s = random_scene(10, 400, 3);
+  return s;
+}
+
+// A distance constraint between two points: a residual with two would-be e-blocks.
+struct PointOffset {
+  template <typename T>
+  bool operator()(const T* a, const T* b, T* r) const {
+    for (int k = 0; k < 3; ++k) r[k] = (a[k] - b[k] - T(0.5)) * T(10.0);
+    return true;
+  }
+};
+
+GeneralProblem with_point_offset() {
+  GeneralProblem g = build(scene(), Shape{});
+  g.problem->AddResidualBlock(autodiff<3, 3, 3>(PointOffset{}), nullptr, g.points[0], g.points[1]);
+  return g;
+}
+
+// R^3 whose Plus fails for steps with a coordinate strictly between `limit` and `upper`. On scene(),
+// with (0.05, 1), the first six LM steps move some translation by more than 0.05 and fail, while the
+// steps Ceres passes to Plus for its gradient test, Plus(x, -gradient), stay longer than 1 over 10
+// iterations. With (0, 1e6) that gradient test fails at once.
+class FailingPlusManifold final : public ceres::Manifold {
+ public:
+  explicit FailingPlusManifold(double limit, double upper = 1.0) : limit_(limit), upper_(upper) {}
+  int AmbientSize() const override { return 3; }
+  int TangentSize() const override { return 3; }
+  bool Plus(const double* x, const double* delta, double* x_plus_delta) const override {
+    for (int i = 0; i < 3; ++i) {
+      if (std::fabs(delta[i]) > limit_ && std::fabs(delta[i]) < upper_) return false;
+      x_plus_delta[i] = x[i] + delta[i];
+    }
+    return true;
+  }
+  bool PlusJacobian(const double*, double* jacobian) const override {
+    for (int i = 0; i < 9; ++i) jacobian[i] = i % 4 == 0 ? 1.0 : 0.0;
+    return true;
+  }
+  bool Minus(const double* y, const double* x, double* y_minus_x) const override {
+    for (int i = 0; i < 3; ++i) y_minus_x[i] = y[i] - x[i];
+    return true;
+  }
+  bool MinusJacobian(const double*, double* jacobian) const override { return PlusJacobian(nullptr, jacobian); }
+
+ private:
+  double limit_, upper_;
+};
+
+// Ceres' messages name parameter blocks by address, which differs between the two copies.
+std::string without_addresses(const std::string& message) {
+  return std::regex_replace(message, std::regex("0x[0-9a-fA-F]+"), "0x...");
+}
+
+// Equal, NaN equal to NaN: a failed solve leaves the parameters as they were.
+bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); });
+}
+
+class BadInput : public testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::Cuda) REQUIRE_CUDA_DEVICE();
+  }
+  // Solves `ours` with ceres_cuda::Solve on this test's backend; nothing may be thrown.
+  ceres::Solver::Summary solve(const ceres::Solver::Options& options, GeneralProblem& ours, SolveDetails* details) {
+    ceres::Solver::Summary summary;
+    EXPECT_NO_THROW(ceres_cuda::Solve(options, ours.problem.get(), &summary, GetParam(), details));
+    return summary;
+  }
+  // The engine that should have run a problem it takes.
+  void expect_engine(const SolveDetails& details) {
+    if (GetParam() == Backend::Cpu)
+      EXPECT_EQ(details.path, SolveDetails::Path::Cpu)
+          << ceres_cuda::to_string(details.path) << ": " << details.fallback_reason;
+    else
+      EXPECT_TRUE(details.path == SolveDetails::Path::GenericGpu || details.path == SolveDetails::Path::FastGpu)
+          << ceres_cuda::to_string(details.path) << ": " << details.fallback_reason;
+  }
+  Match match() const {
+    Match m;
+    if (GetParam() == Backend::Cuda) m.pcg_slack = 1;  // the GPU's sums in another order (general_solve_test.cpp)
+    return m;
+  }
+};
+
+TEST_P(BadInput, TwoEBlocksInOneResidualOfAUserOrderingFailLikeCeres) {
+  GeneralProblem a = with_point_offset(), b = with_point_offset();
+  const std::vector<double> before = b.values();
+  ceres::Solver::Summary reference;
+  ceres::Solve(options_for(a, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, true), a.problem.get(), &reference);
+  ASSERT_EQ(reference.termination_type, ceres::FAILURE);  // "... ordering ... is not an independent set"
+  SolveDetails details;
+  const ceres::Solver::Summary ours =
+      solve(options_for(b, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, true), b, &details);
+  EXPECT_EQ(ours.termination_type, ceres::FAILURE) << ours.message;
+  EXPECT_EQ(ours.message, reference.message);
+  if (details.path == SolveDetails::Path::CeresFallback) {
+    EXPECT_FALSE(details.fallback_reason.empty());
+  }
+  EXPECT_TRUE(same_values(b.values(), before));
+}
+
+TEST_P(BadInput, TwoPointResidualWithoutOrderingTakesCeresIndependentSet) {
+  // Ceres eliminates a maximal independent set: all points but one of the pair (ordering "399,31").
+  GeneralProblem a = with_point_offset(), b = with_point_offset();
+  ceres::Solver::Summary reference;
+  ceres::Solve(options_for(a, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), a.problem.get(), &reference);
+  ASSERT_NE(reference.termination_type, ceres::FAILURE) << reference.message;
+  SolveDetails details;
+  const ceres::Solver::Summary ours =
+      solve(options_for(b, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), b, &details);
+  expect_engine(details);
+  expect_same_solve(reference, ours, match());
+}
+
+TEST_P(BadInput, PlusFailingOnSomeStepsRejectsThemLikeCeres) {
+  for (const auto type : {ceres::ITERATIVE_SCHUR, ceres::DENSE_SCHUR}) {
+    SCOPED_TRACE(ceres::LinearSolverTypeToString(type));
+    auto make = [] {
+      GeneralProblem g = build(scene(), Shape{});
+      auto* m = new FailingPlusManifold(0.05);
+      for (double* t : g.translations) g.problem->SetManifold(t, m);
+      return g;
+    };
+    GeneralProblem a = make(), b = make();
+    ceres::Solver::Summary reference;
+    ceres::Solve(options_for(a, type, ceres::SCHUR_JACOBI, 10, false), a.problem.get(), &reference);
+    // The premise: Ceres rejected steps whose Plus failed, as steps of infinite (DBL_MAX) cost, and went on.
+    ASSERT_NE(reference.termination_type, ceres::FAILURE) << reference.message;
+    ASSERT_GE(reference.num_unsuccessful_steps, 1);
+    ASSERT_EQ(reference.iterations[1].cost, DBL_MAX);
+    SolveDetails details;
+    const ceres::Solver::Summary ours = solve(options_for(b, type, ceres::SCHUR_JACOBI, 10, false), b, &details);
+    expect_engine(details);
+    expect_same_solve(reference, ours, match());
+    EXPECT_EQ(ours.message, reference.message);
+  }
+}
+
+TEST_P(BadInput, PlusFailingOnTheGradientTestFailsLikeCeres) {
+  // Plus fails for every step under 1e6: Ceres' first gradient test, Plus(x, -gradient), fails.
+  auto make = [] {
+    GeneralProblem g = build(scene(), Shape{});
+    auto* m = new FailingPlusManifold(0.0, 1e6);
+    for (double* t : g.translations) g.problem->SetManifold(t, m);
+    return g;
+  };
+  GeneralProblem a = make(), b = make();
+  const std::vector<double> before = b.values();
+  ceres::Solver::Summary reference;
+  ceres::Solve(options_for(a, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), a.problem.get(), &reference);
+  ASSERT_EQ(reference.termination_type, ceres::FAILURE);  // "projected_gradient_step = Plus(x, -gradient) failed."
+  SolveDetails details;
+  const ceres::Solver::Summary ours =
+      solve(options_for(b, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), b, &details);
+  EXPECT_EQ(ours.termination_type, ceres::FAILURE) << ours.message;
+  EXPECT_EQ(ours.message, reference.message);
+  EXPECT_EQ(ours.iterations.size(), reference.iterations.size());
+  EXPECT_TRUE(same_values(b.values(), before));
+}
+
+TEST_P(BadInput, NonFiniteParametersFailLikeCeres) {
+  struct Spoil {
+    const char* what;
+    void (*apply)(GeneralProblem&);
+  };
+  const Spoil spoils[] = {
+      {"NaN in a point", [](GeneralProblem& g) { g.points[5][1] = NAN; }},
+      {"infinity in a constant translation",
+       [](GeneralProblem& g) {
+         g.translations[0][2] = INFINITY;
+         g.problem->SetParameterBlockConstant(g.translations[0]);
+       }},
+      {"NaN in a quaternion", [](GeneralProblem& g) { g.rotations[3][0] = NAN; }},
+  };
+  for (const Spoil& spoil : spoils) {
+    SCOPED_TRACE(spoil.what);
+    GeneralProblem a = build(scene(), Shape{}), b = build(scene(), Shape{});
+    spoil.apply(a);
+    spoil.apply(b);
+    const std::vector<double> before = b.values();
+    ceres::Solver::Summary reference;
+    ceres::Solve(options_for(a, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), a.problem.get(), &reference);
+    ASSERT_EQ(reference.termination_type, ceres::FAILURE);  // "ParameterBlock: 0x... has at least one invalid value"
+    SolveDetails details;
+    const ceres::Solver::Summary ours =
+        solve(options_for(b, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), b, &details);
+    EXPECT_EQ(ours.termination_type, ceres::FAILURE) << ours.message;
+    EXPECT_EQ(without_addresses(ours.message), without_addresses(reference.message));
+    EXPECT_FALSE(ours.IsSolutionUsable());
+    EXPECT_TRUE(same_values(b.values(), before));
+  }
+}
+
+std::string backend_name(const testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::Cpu ? "Cpu" : "Cuda";
+}
+INSTANTIATE_TEST_SUITE_P(Backends, BadInput, testing::Values(Backend::Cpu, Backend::Cuda), backend_name);
+
+}  // namespace

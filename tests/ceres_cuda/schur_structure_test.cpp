@@ -1,0 +1,139 @@
+// analyze_schur_structure: the e-blocks Ceres would eliminate (its ordering's group 0, or its
+// independent set), the roles and tangent sizes of the blocks, the residuals without an e-block, the
+// Summary's counts and "row,e,f" string, and the reasons it gives for problems it does not take.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "general_problems.h"
+#include "jacobian_cells.h"
+#include "schur_structure.h"
+
+namespace {
+
+using namespace ceres_cuda::detail;
+using general_test::Shape;
+
+int index_of(const SchurStructure& s, const double* user) {
+  for (int b = 0; b < static_cast<int>(s.blocks.size()); ++b)
+    if (s.blocks[b].user == user) return b;
+  return -1;
+}
+
+TEST(SchurStructure, IndependentSetEliminatesThePointsOfSplitPoses) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(6, 80, 3);
+  Shape shape;
+  shape.prior = general_test::Prior::Pose;
+  shape.fix_k2 = true;
+  general_test::GeneralProblem g = general_test::build(scene, shape);
+  for (const bool ordered : {false, true}) {
+    SCOPED_TRACE(ordered ? "ordering given" : "independent set");
+    const ceres::Solver::Options options =
+        general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 5, ordered);
+    SchurStructure s;
+    ASSERT_EQ(analyze_schur_structure(options, g.problem.get(), &s), "");
+    EXPECT_EQ(s.num_e_blocks, 80);
+    EXPECT_EQ(s.num_f_blocks, 6 * 3);  // quaternion, translation, intrinsics per image
+    for (const double* point : g.points) EXPECT_TRUE(s.is_e_block(index_of(s, point)));
+    const int q = index_of(s, g.rotations[0]), k = index_of(s, g.intrinsics[0]);
+    EXPECT_EQ(s.blocks[q].size, 4);
+    EXPECT_EQ(s.blocks[q].tangent_size, 3);
+    EXPECT_EQ(s.blocks[k].tangent_size, 2);  // k2 held by the SubsetManifold
+    EXPECT_EQ(s.f_tangent_size, 6 * (3 + 3 + 2));
+    EXPECT_EQ(s.num_effective_parameters, 6 * (3 + 3 + 2) + 80 * 3);
+    EXPECT_EQ(s.num_parameters, 6 * (4 + 3 + 3) + 80 * 3);
+    int priors = 0;
+    for (const SchurResidual& r : s.residuals) priors += r.e_block < 0;
+    EXPECT_EQ(priors, 6);
+    EXPECT_EQ(detect_schur_sizes(s).to_string(), "2,3,d");  // the intrinsics' tangent size differs from the pose's
+    EXPECT_EQ(detect_schur_sizes(s).specialization().to_string(), "2,3,d");
+  }
+}
+
+TEST(SchurStructure, SharedIntrinsicsAndConstantBlocks) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(5, 60, 4);
+  Shape shape;
+  shape.shared_intrinsics = true;
+  shape.constant_poses = 2;
+  shape.constant_point_stride = 7;
+  general_test::GeneralProblem g = general_test::build(scene, shape);
+  SchurStructure s;
+  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::DENSE_SCHUR, ceres::JACOBI, 5, false),
+                                    g.problem.get(), &s),
+            "");
+  EXPECT_EQ(s.num_f_blocks, 3 * 2 + 1);
+  EXPECT_EQ(s.num_e_blocks, 60 - (60 + 6) / 7);
+  EXPECT_FALSE(s.is_variable(index_of(s, g.rotations[0])));
+  EXPECT_FALSE(s.is_variable(index_of(s, g.points[0])));
+  EXPECT_EQ(detect_schur_sizes(s).to_string(), "2,3,3");
+  EXPECT_EQ(detect_schur_sizes(s).specialization().to_string(), "2,3,3");
+  EXPECT_EQ((SchurSizes{2, 1, 3}.specialization().to_string()), "2,d,d");
+  EXPECT_EQ((SchurSizes{SchurSizes::kDynamic, 3, 3}.specialization().to_string()), "d,d,d");
+  EXPECT_EQ((SchurSizes{4, 4, 7}.specialization().to_string()), "4,4,d");
+  // The shared block's column holds every residual that varies somewhere.
+  const JacobianCells cells(s);
+  const int k = index_of(s, g.intrinsics[0]);
+  EXPECT_EQ(cells.column_start[k + 1] - cells.column_start[k], static_cast<int>(s.residuals.size()));
+  EXPECT_EQ(s.residuals.size() + s.fixed_residuals.size(), static_cast<std::size_t>(scene.num_observations()));
+}
+
+TEST(SchurStructure, EBlocksOfOneAndFourValues) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(4, 40, 5);
+  for (const auto point : {general_test::PointKind::InverseDepth, general_test::PointKind::Homogeneous}) {
+    Shape shape;
+    shape.point = point;
+    general_test::GeneralProblem g = general_test::build(scene, shape);
+    SchurStructure s;
+    ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 5, true),
+                                      g.problem.get(), &s),
+              "");
+    const SchurBlock& e = s.blocks[index_of(s, g.points[0])];
+    EXPECT_EQ(e.tangent_size, point == general_test::PointKind::InverseDepth ? 1 : 3);
+    EXPECT_EQ(e.size, point == general_test::PointKind::InverseDepth ? 1 : 4);
+  }
+}
+
+struct Cost2 : ceres::SizedCostFunction<2, 3, 3> {
+  bool Evaluate(double const* const* x, double* r, double** j) const override {
+    r[0] = x[0][0] - x[1][0];
+    r[1] = x[0][1] - x[1][1];
+    if (j != nullptr)
+      for (int b = 0; b < 2; ++b)
+        if (j[b] != nullptr)
+          for (int k = 0; k < 6; ++k) j[b][k] = (k % 3 == k / 3) ? (b == 0 ? 1.0 : -1.0) : 0.0;
+    return true;
+  }
+};
+
+TEST(SchurStructure, SaysWhyItDoesNotTakeAProblem) {
+  double a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, c[3] = {7, 8, 9};
+  ceres::Problem problem;
+  problem.AddResidualBlock(new Cost2, nullptr, a, b);
+  problem.AddResidualBlock(new Cost2, nullptr, b, c);
+  ceres::Solver::Options options = ba_test::ba_options();
+  SchurStructure s;
+  // Two e-blocks in one residual: the user's group 0 is not an independent set.
+  options.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+  options.linear_solver_ordering->AddElementToGroup(a, 0);
+  options.linear_solver_ordering->AddElementToGroup(b, 0);
+  options.linear_solver_ordering->AddElementToGroup(c, 1);
+  EXPECT_NE(analyze_schur_structure(options, &problem, &s).find("two eliminated"), std::string::npos);
+  // An ordering that leaves a block out.
+  options.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+  options.linear_solver_ordering->AddElementToGroup(a, 0);
+  options.linear_solver_ordering->AddElementToGroup(b, 1);
+  EXPECT_NE(analyze_schur_structure(options, &problem, &s).find("linear_solver_ordering has 2"), std::string::npos);
+  // Without an ordering, Ceres' independent set: a and c (degree 1) before b (degree 2).
+  options.linear_solver_ordering.reset();
+  ASSERT_EQ(analyze_schur_structure(options, &problem, &s), "");
+  EXPECT_EQ(s.num_e_blocks, 2);
+  EXPECT_TRUE(s.is_e_block(index_of(s, a)));
+  EXPECT_TRUE(s.is_e_block(index_of(s, c)));
+  // Bounds, and solvers it does not run.
+  problem.SetParameterUpperBound(b, 0, 10.0);
+  EXPECT_NE(analyze_schur_structure(options, &problem, &s).find("bounds"), std::string::npos);
+  options.linear_solver_type = ceres::SPARSE_NORMAL_CHOLESKY;
+  EXPECT_NE(analyze_schur_structure(options, &problem, &s).find("linear_solver_type"), std::string::npos);
+}
+
+}  // namespace

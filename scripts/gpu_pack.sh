@@ -24,7 +24,7 @@ for m in "${modules[@]}"; do
   [[ -n ${example[$m]+x} ]] || { echo "gpu_pack.sh: unknown module '$m' (linalg, gridmap, ompl, ceres)" >&2; exit 2; }
   mkdir -p "$selected/tests/${m}_cuda" "$selected/bench" "$selected/examples"
   cp "$build/tests/${m}_cuda/${m}_cuda_test" "$selected/tests/${m}_cuda/"
-  cp "$build/bench/bench_$m" "$selected/bench/"
+  cp "$build"/bench/bench_"$m"* "$selected/bench/"
   cp "$build/examples/${example[$m]}" "$selected/examples/"
   [[ -z ${dataset[$m]} ]] || folders+=("$data/${dataset[$m]}")
 done

@@ -3,3 +3,4 @@
 #include "ceres_cuda/bal_problem.h"
 #include "ceres_cuda/snavely_reprojection_error.h"
 #include "ceres_cuda/solve.h"
+#include "ceres_cuda/split_bal_problem.h"

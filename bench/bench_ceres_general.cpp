@@ -1,0 +1,182 @@
+// bench_ceres_general: bundle adjustment in the shape SfM systems give Ceres (ceres_cuda::SplitBALProblem:
+// quaternion on QuaternionManifold, translation, intrinsics and point, four blocks per residual, an
+// autodiff cost function), optionally with one intrinsics block shared by all images.
+// ceres::Solve on all CPU cores against ceres_cuda::Solve (the general path: cost functions on the
+// same CPU threads, the linear algebra on the GPU) with the same options, ITERATIVE_SCHUR +
+// SCHUR_JACOBI and SPARSE_SCHUR, on the shared BAL files and on synthetic problems of Venice scale.
+// Per run: LM and PCG iterations, total time, time per LM iteration, the time in the linear solver and
+// in the Jacobian evaluations, final cost; then the ratio of ceres::Solve's time to ceres_cuda's.
+//
+//   bench_ceres_general [--data DIR] [--iterations N] [--threads T] [--only TEXT] [--skip-large]
+//                       [--skip-ceres] [--json FILE]
+#include <ceres/ceres.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_support.h"
+#include "ceres_cuda/ceres_cuda.h"
+#include "linalg_cuda/errors.h"
+
+namespace {
+
+struct Row {
+  std::string problem, solver, linear_solver, path;
+  int images, points, observations, iterations, linear_iterations;
+  double seconds, per_lm_ms, linear_seconds, jacobian_seconds, initial_cost, final_cost;
+  std::string termination;
+};
+
+Row run(const std::string& name, const ceres_cuda::BALProblem& bal, bool shared, const std::string& solver,
+        ceres::LinearSolverType linear_solver, int iterations, int threads) {
+  ceres_cuda::SplitBALProblem split(bal, shared);
+  ceres::Problem problem;
+  split.add_to(&problem);
+  ceres::Solver::Options options;
+  options.linear_solver_type = linear_solver;
+  options.preconditioner_type = ceres::SCHUR_JACOBI;
+  options.max_num_iterations = iterations;
+  options.num_threads = threads;
+  options.logging_type = ceres::SILENT;
+  ceres::Solver::Summary summary;
+  ceres_cuda::SolveDetails details;
+  const auto start = std::chrono::steady_clock::now();
+  if (solver == "ceres") {
+    ceres::Solve(options, &problem, &summary);
+  } else {
+    ceres_cuda::SolveOptions solve_options;
+    solve_options.backend = ceres_cuda::Backend::Cuda;
+    ceres_cuda::Solve(options, &problem, &summary, solve_options, &details);
+  }
+  Row r;
+  r.seconds = bench::seconds_since(start);
+  r.problem = name + (shared ? ", shared intrinsics" : "");
+  r.solver = solver == "ceres" ? "ceres::Solve, " + std::to_string(threads) + " threads" : "ceres_cuda::Solve";
+  r.linear_solver = ceres::LinearSolverTypeToString(linear_solver);
+  r.path = solver == "ceres" ? "" : ceres_cuda::to_string(details.path);
+  r.images = bal.num_cameras();
+  r.points = bal.num_points();
+  r.observations = bal.num_observations();
+  r.iterations = static_cast<int>(summary.iterations.size()) - 1;
+  r.linear_iterations = 0;
+  for (const auto& it : summary.iterations) r.linear_iterations += it.linear_solver_iterations;
+  r.per_lm_ms = r.iterations > 0 ? 1e3 * summary.minimizer_time_in_seconds / r.iterations : 0;
+  r.linear_seconds = summary.linear_solver_time_in_seconds;
+  r.jacobian_seconds = summary.jacobian_evaluation_time_in_seconds;
+  r.initial_cost = summary.initial_cost;
+  r.final_cost = summary.final_cost;
+  r.termination = ceres::TerminationTypeToString(summary.termination_type);
+  std::printf("%-44s %-14s %-26s %4d LM %6d lin %9.3f s %9.2f ms/LM (linear %8.3f s, jacobians %8.3f s) cost %.6e -> %.6e %s%s%s\n",
+              r.problem.c_str(), r.linear_solver.c_str(), r.solver.c_str(), r.iterations, r.linear_iterations, r.seconds,
+              r.per_lm_ms, r.linear_seconds, r.jacobian_seconds, r.initial_cost, r.final_cost, r.termination.c_str(),
+              r.path.empty() ? "" : ", ", r.path.c_str());
+  if (solver != "ceres" && details.path == ceres_cuda::SolveDetails::Path::CeresFallback)
+    std::printf("  (handed to ceres::Solve: %s)\n", details.fallback_reason.c_str());
+  std::fflush(stdout);
+  return r;
+}
+
+const char* kUsage = R"(usage: bench_ceres_general [options]
+  --data DIR       folder with bal/ (default ../shared/data or $CUDA_SOLVERS_DATA)
+  --iterations N   LM iteration cap for every run (default 20)
+  --threads T      CPU threads for both solvers' cost functions and ceres::Solve's linear algebra
+                   (default: all)
+  --only TEXT      run only the problems whose name contains TEXT
+  --skip-large     leave out the Venice-scale synthetic problem
+  --skip-ceres     run only ceres_cuda::Solve
+  --json FILE      also write the rows as JSON
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = std::getenv("CUDA_SOLVERS_DATA") ? std::getenv("CUDA_SOLVERS_DATA") : "../shared/data";
+  std::string json, only;
+  int iterations = 20, threads = static_cast<int>(std::thread::hardware_concurrency());
+  bool skip_large = false, skip_ceres = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "bench_ceres_general: missing value after " << flag << "\n" << kUsage;
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (flag == "--help") { std::cout << kUsage; return 0; }
+    else if (flag == "--data") data = value();
+    else if (flag == "--iterations") iterations = std::stoi(value());
+    else if (flag == "--threads") threads = std::stoi(value());
+    else if (flag == "--only") only = value();
+    else if (flag == "--skip-large") skip_large = true;
+    else if (flag == "--skip-ceres") skip_ceres = true;
+    else if (flag == "--json") json = value();
+    else { std::cerr << "bench_ceres_general: unknown option " << flag << "\n" << kUsage; return 2; }
+  }
+  if (!linalg_cuda::cuda_device_available()) {
+    std::cerr << "bench_ceres_general: no CUDA device; this benchmark compares GPU against CPU and needs one\n";
+    return 1;
+  }
+  cudaDeviceProp props{};
+  cudaGetDeviceProperties(&props, 0);
+  std::printf("device %s, %d CPU threads for both solvers\n", props.name, threads);
+
+  struct Problem { std::string name; ceres_cuda::BALProblem bal; };
+  std::vector<Problem> problems;
+  for (const char* file : {"problem-49-7776-pre.txt", "problem-16-22106-pre.txt.bz2"}) {
+    const std::string path = data + "/bal/" + file;
+    if (std::string(file).find(only) == std::string::npos) continue;
+    if (!std::filesystem::exists(path)) { std::cerr << "skipping " << path << " (not found)\n"; continue; }
+    problems.push_back({file, ceres_cuda::BALProblem::read(path)});
+  }
+  if (!skip_large && std::string("synthetic Venice scale").find(only) != std::string::npos) {
+    ceres_cuda::SyntheticBalOptions o;
+    o.num_cameras = 1778;
+    o.num_points = 1000000;
+    o.num_observations = 5000000;
+    o.outlier_fraction = 0.0;
+    problems.push_back({"synthetic Venice scale", ceres_cuda::make_synthetic_bal(o)});
+  }
+
+  std::vector<Row> rows;
+  try {
+    for (const Problem& p : problems)
+      for (const bool shared : {false, true})
+        for (const ceres::LinearSolverType linear : {ceres::ITERATIVE_SCHUR, ceres::SPARSE_SCHUR}) {
+          rows.push_back(run(p.name, p.bal, shared, "gpu", linear, iterations, threads));
+          if (skip_ceres) continue;
+          rows.push_back(run(p.name, p.bal, shared, "ceres", linear, iterations, threads));
+          const Row &gpu = rows[rows.size() - 2], &cpu = rows.back();
+          std::printf("  ratio: ceres::Solve / ceres_cuda::Solve = %.1fx total, %.1fx in the linear solver; final cost "
+                      "%.6e against %.6e\n",
+                      cpu.seconds / gpu.seconds, cpu.linear_seconds / std::max(gpu.linear_seconds, 1e-9), cpu.final_cost,
+                      gpu.final_cost);
+        }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_ceres_general: " << e.what() << "\n";
+    return 2;
+  }
+  if (!json.empty()) {
+    std::ofstream out(json);
+    out << "{\"device\": \"" << props.name << "\", \"threads\": " << threads << ", \"rows\": [\n";
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Row& r = rows[k];
+      out << "  {\"problem\": \"" << r.problem << "\", \"solver\": \"" << r.solver << "\", \"linear_solver\": \""
+          << r.linear_solver << "\", \"path\": \"" << r.path << "\", \"images\": " << r.images << ", \"points\": " << r.points
+          << ", \"observations\": " << r.observations << ", \"lm_iterations\": " << r.iterations
+          << ", \"linear_iterations\": " << r.linear_iterations << ", \"seconds\": " << r.seconds
+          << ", \"ms_per_lm\": " << r.per_lm_ms << ", \"linear_seconds\": " << r.linear_seconds
+          << ", \"jacobian_seconds\": " << r.jacobian_seconds << ", \"initial_cost\": " << r.initial_cost
+          << ", \"final_cost\": " << r.final_cost << ", \"termination\": \"" << r.termination << "\"}"
+          << (k + 1 < rows.size() ? "," : "") << "\n";
+    }
+    out << "]}\n";
+  }
+  return 0;
+}

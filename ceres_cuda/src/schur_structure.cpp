@@ -7,8 +7,9 @@
 #include <limits>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
+
+#include "phase_log.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -23,28 +24,57 @@ struct BlockInfo {
   bool e_block = false;
 };
 
+// The residual blocks' parameter blocks, as indices into the analysis' blocks (CSR: residual r's at
+// [start[r], start[r + 1]) of block).
+struct ResidualBlocks {
+  std::vector<long> start{0};
+  std::vector<int> block;
+};
+
 // Ceres' ComputeStableSchurOrdering (parameter_block_ordering.cc, graph_algorithms.h): the variable
 // blocks in program order, stably sorted by their degree in the Hessian graph (how many other
-// variable blocks share a residual with them), then taken greedily into an independent set.
-void choose_e_blocks(const std::vector<std::vector<int>>& residual_blocks, std::vector<BlockInfo>* blocks) {
-  std::vector<std::unordered_set<int>> neighbours(blocks->size());
-  for (const std::vector<int>& r : residual_blocks)
-    for (std::size_t j = 0; j < r.size(); ++j)
-      for (std::size_t k = j + 1; k < r.size(); ++k) {
-        neighbours[r[j]].insert(r[k]);
-        neighbours[r[k]].insert(r[j]);
-      }
+// variable blocks share a residual with them), then taken greedily into an independent set. Degrees
+// come from each block's residuals, one block per thread (millions of points at real sizes).
+void choose_e_blocks(const ResidualBlocks& residuals, std::vector<BlockInfo>* blocks) {
+  const int B = static_cast<int>(blocks->size());
+  const long R = static_cast<long>(residuals.start.size()) - 1;
+  auto variable = [&](int b) { return !(*blocks)[b].constant; };
+  std::vector<long> column_start(B + 1, 0);  // block -> its residuals
+  for (long r = 0; r < R; ++r)
+    for (long k = residuals.start[r]; k < residuals.start[r + 1]; ++k)
+      if (variable(residuals.block[k])) ++column_start[residuals.block[k] + 1];
+  for (int b = 0; b < B; ++b) column_start[b + 1] += column_start[b];
+  std::vector<long> column(column_start.back()), next(column_start.begin(), column_start.end() - 1);
+  for (long r = 0; r < R; ++r)
+    for (long k = residuals.start[r]; k < residuals.start[r + 1]; ++k)
+      if (variable(residuals.block[k])) column[next[residuals.block[k]]++] = r;
+
+  std::vector<long> degree(B, 0);
+#pragma omp parallel
+  {
+    std::vector<int> neighbours;
+#pragma omp for schedule(dynamic, 256)
+    for (int b = 0; b < B; ++b) {
+      neighbours.clear();
+      for (long q = column_start[b]; q < column_start[b + 1]; ++q)
+        for (long k = residuals.start[column[q]]; k < residuals.start[column[q] + 1]; ++k)
+          if (residuals.block[k] != b && variable(residuals.block[k])) neighbours.push_back(residuals.block[k]);
+      std::sort(neighbours.begin(), neighbours.end());
+      degree[b] = std::unique(neighbours.begin(), neighbours.end()) - neighbours.begin();
+    }
+  }
   std::vector<int> queue;
-  for (int b = 0; b < static_cast<int>(blocks->size()); ++b)
+  for (int b = 0; b < B; ++b)
     if ((*blocks)[b].used) queue.push_back(b);
-  std::stable_sort(queue.begin(), queue.end(),
-                   [&](int a, int b) { return neighbours[a].size() < neighbours[b].size(); });
-  std::vector<char> taken_or_neighbour(blocks->size(), 0);
+  std::stable_sort(queue.begin(), queue.end(), [&](int a, int b) { return degree[a] < degree[b]; });
+  std::vector<char> taken_or_neighbour(B, 0);
   for (const int b : queue) {
     if (taken_or_neighbour[b]) continue;
-    taken_or_neighbour[b] = 1;
     (*blocks)[b].e_block = true;
-    for (const int n : neighbours[b]) taken_or_neighbour[n] = 1;
+    taken_or_neighbour[b] = 1;
+    for (long q = column_start[b]; q < column_start[b + 1]; ++q)
+      for (long k = residuals.start[column[q]]; k < residuals.start[column[q] + 1]; ++k)
+        taken_or_neighbour[residuals.block[k]] = 1;
   }
 }
 
@@ -133,6 +163,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
     return std::string("linear_solver_type ") + ceres::LinearSolverTypeToString(solver) +
            " (ceres_cuda runs ITERATIVE_SCHUR, DENSE_SCHUR and SPARSE_SCHUR)";
   if (problem == nullptr) return "problem is null";
+  PhaseLog phase("general analysis");
 
   // Parameter blocks in Ceres' program order, which its independent set follows between blocks of equal
   // degree: the order in which AddResidualBlock first met them (Problem::GetParameterBlocks lists them
@@ -166,8 +197,8 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   };
 
   // Residual blocks: their blocks as indices, and which blocks the reduced program keeps.
-  std::vector<std::vector<int>> residual_blocks(ids.size());  // variable blocks only, for the graph
-  std::vector<std::vector<int>> all_blocks(ids.size());
+  ResidualBlocks residual_blocks;
+  residual_blocks.start.reserve(ids.size() + 1);
   std::vector<double*> scratch;
   for (std::size_t r = 0; r < ids.size(); ++r) {
     problem->GetParameterBlocksForResidualBlock(ids[r], &scratch);
@@ -179,13 +210,14 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
              std::to_string(kMaxResidualBlockSize) + ")";
     for (double* user : scratch) {
       const int b = add_block(user);
-      all_blocks[r].push_back(b);
-      if (!blocks[b].constant) residual_blocks[r].push_back(b);
+      residual_blocks.block.push_back(b);
+      if (!blocks[b].constant) blocks[b].used = true;
     }
-    for (const int b : residual_blocks[r]) blocks[b].used = true;
+    residual_blocks.start.push_back(static_cast<long>(residual_blocks.block.size()));
   }
   for (double* user : user_blocks) add_block(user);
   if (!reason.empty()) return reason;
+  phase("blocks and residual blocks");
   structure->num_parameter_blocks = static_cast<int>(blocks.size());
 
   bool chosen = false;
@@ -193,6 +225,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
       !reason.empty())
     return reason;
   if (!chosen) choose_e_blocks(residual_blocks, &blocks);
+  phase("e-blocks");
 
   // Roles and numbering: used variable f-blocks, then used variable e-blocks (each in program order),
   // then every other block (constant, or unused: the reduced program drops those).
@@ -235,8 +268,11 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
     residual.loss = problem->GetLossFunctionForResidualBlock(ids[r]);
     residual.size = residual.cost->num_residuals();
     residual.first_param = static_cast<long>(structure->params.size());
-    residual.num_params = static_cast<int>(all_blocks[r].size());
-    for (const int b : all_blocks[r]) {
+    residual.num_params = static_cast<int>(residual_blocks.start[r + 1] - residual_blocks.start[r]);
+    bool varies = false;
+    for (long k = residual_blocks.start[r]; k < residual_blocks.start[r + 1]; ++k) {
+      const int b = residual_blocks.block[k];
+      varies = varies || !blocks[b].constant;
       const int n = number[b];
       structure->params.push_back(n);
       if (!structure->is_e_block(n)) continue;
@@ -245,8 +281,9 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
                "independent set";
       residual.e_block = n;
     }
-    (residual_blocks[r].empty() ? structure->fixed_residuals : structure->residuals).push_back(residual);
+    (varies ? structure->residuals : structure->fixed_residuals).push_back(residual);
   }
+  phase("numbering and residuals");
   return "";
 }
 

@@ -76,6 +76,10 @@ class BaEngine {
   virtual std::string description() const = 0;  // e.g. "cuda (fast path: SnavelyReprojectionError)"
 };
 
+// How the general GPU engine forms the explicit S's e-block terms (DENSE_SCHUR, SPARSE_SCHUR): by its
+// estimate of the cheaper, or one of the two (for the tests that check both against the CPU engine).
+enum class ExplicitSchurMethod { Auto, Syrk, Rows };
+
 struct EngineOptions {
   ceres::LinearSolverType linear_solver = ceres::ITERATIVE_SCHUR;
   ceres::PreconditionerType preconditioner = ceres::SCHUR_JACOBI;
@@ -85,6 +89,7 @@ struct EngineOptions {
   double min_lm_diagonal = 1e-6;
   double max_lm_diagonal = 1e32;
   int num_threads = 1;
+  ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto;
 };
 
 // Ceres' CG settings for an LM step: the residual test off (r_tolerance -1), the quadratic-model test

@@ -4,6 +4,7 @@
 // the pieces of the explicit reduced system for the exact solvers. A thread owns what it writes, and
 // every sum runs in block_schur_math.h's fixed order: the same bits run after run.
 #include "block_schur_math.h"
+#include "linalg_cuda/internal/deterministic_reduce.cuh"
 #include "linalg_cuda/internal/launch_geometry.h"
 #include "linalg_cuda/internal/small_spd_inverse.h"
 
@@ -35,9 +36,16 @@ __global__ void column_chunk_kernel(BlockSparseView v, ChunkView ch, int first, 
   CERES_CUDA_FOR_EACH(k, first, last) column_chunk(v, ch, k, rows, norms, partials);
 }
 
+// A warp per block (block_schur_math.h's warp order, which the CPU engine follows).
 __global__ void column_sum_kernel(BlockSparseView v, ChunkView ch, int first, int last, const double* partials,
                                   double* out) {
-  CERES_CUDA_FOR_EACH(b, first, last) column_chunks_sum(v, ch, b, partials, out);
+  const int lane = threadIdx.x % kWarpLanes;
+  for (int b = first + (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < last;
+       b += gridDim.x * (kBlockThreads / kWarpLanes))
+    for (int j = 0; j < v.tangent_size[b]; ++j) {
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, kProductStride, j));
+      if (lane == 0) out[v.tangent_offset[b] + j] = sum;
+    }
 }
 
 __global__ void e_inverse_kernel(BlockSparseView v, int first, int last, const double* d2, double* v_inverse,
@@ -59,8 +67,16 @@ __global__ void diagonal_chunk_kernel(BlockSparseView v, ChunkView ch, int chunk
 
 __global__ void diagonal_sum_kernel(BlockSparseView v, ChunkView ch, int blocks, const double* partials, const double* d2,
                                     const long* offsets, double* out, int* singular) {
-  CERES_CUDA_FOR_EACH(b, 0, blocks) {
-    if (diagonal_chunks_sum(v, ch, b, partials, d2, out + offsets[b]) > 0) atomicAdd(singular, 1);
+  const int lane = threadIdx.x % kWarpLanes;
+  for (int b = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < blocks;
+       b += gridDim.x * (kBlockThreads / kWarpLanes)) {
+    const int t = v.tangent_size[b];
+    double* S = out + offsets[b];
+    for (int j = 0; j < t * t; ++j) {
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, kDiagonalStride, j));
+      if (lane == 0) S[j] = sum;
+    }
+    if (lane == 0 && preconditioner_finish(v, b, d2, S) > 0) atomicAdd(singular, 1);
   }
 }
 
@@ -128,29 +144,99 @@ __global__ void step_kernel(long n, long nf, const double* y_f, const double* y_
   }
 }
 
-// ---- the explicit reduced system S (n x n, column-major, lower triangle read) for the exact solvers.
+// ---- the explicit reduced matrix S (n x n, column-major, the lower triangle as cuSOLVER reads it) for
+// the exact solvers, as ReducedMatrixPlan lays it out.
+struct PlanView {
+  const int* slot_start;
+  const int* slot_block;
+  const long* slot_values;
+  const int* slot_e_block;
+  const int* row_start;
+  const int* row_slots;
+};
 
-// Block row b of F'F + D^2: F_rb'F_rd for every cell d of every residual r of f-block b (summed in
-// residual order), written over S's rows of b; entries of pairs without a shared residual stay as
-// the caller set them (zero).
-__global__ void explicit_ftf_kernel(BlockSparseView v, int blocks, const double* d2, double* S, long n) {
-  CERES_CUDA_FOR_EACH(b, 0, blocks) {
-    const int t = v.tangent_size[b];
-    const long row = v.tangent_offset[b];
-    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    for (int q = v.column_start[b]; q < v.column_start[b + 1]; ++q) {
+// W_pj = sum of F_rj'E_r over e-block p's residuals, for every slot of every e-block (a thread each).
+__global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, double* W) {
+  CERES_CUDA_FOR_EACH(i, 0, e_blocks) {
+    const int p = v.first_e_block + i, e = v.tangent_size[p];
+    const int first = plan.slot_start[i], last = plan.slot_start[i + 1];
+    for (int slot = first; slot < last; ++slot)
+      for (int k = 0; k < v.tangent_size[plan.slot_block[slot]] * e; ++k) W[plan.slot_values[slot] + k] = 0.0;
+    double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
+    for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
+      const int ec = v.column_cells[q];
+      const int r = v.cells[ec].residual;
+      for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
+        if (c == ec) continue;
+        const int j = v.cells[c].block, t = v.tangent_size[j];
+        int slot = first;
+        while (plan.slot_block[slot] != j) ++slot;
+        cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);
+        for (int k = 0; k < t * e; ++k) W[plan.slot_values[slot] + k] += product[k];
+      }
+    }
+  }
+}
+
+// S's block row j, the columns of f-blocks up to j (the lower triangle): F_rj'F_rk over j's residuals
+// and D_j^2, a thread per f-block, each writing its own rows. The diagonal block, where a block shared
+// by many residuals (intrinsics) gets most of its terms, is summed in registers and written once.
+__global__ void ftf_rows_kernel(BlockSparseView v, int f_blocks, const double* d2, double* S, long n) {
+  CERES_CUDA_FOR_EACH(j, 0, f_blocks) {
+    const int t = v.tangent_size[j];
+    const long row = v.tangent_offset[j];
+    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize], diagonal[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+    for (int a = 0; a < t * t; ++a) diagonal[a] = 0.0;
+    for (int q = v.column_start[j]; q < v.column_start[j + 1]; ++q) {
       const int c = v.column_cells[q];
       const int r = v.cells[c].residual;
       for (int d = v.row_start[r]; d < v.row_start[r + 1]; ++d) {
-        if (d == v.e_cell[r]) continue;
         const int k = v.cells[d].block, tk = v.tangent_size[k];
+        if (d == v.e_cell[r] || k > j) continue;
         cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(r), product);
+        if (k == j) {
+          for (int a = 0; a < t * t; ++a) diagonal[a] += product[a];
+          continue;
+        }
         const long col = v.tangent_offset[k];
-        for (int i = 0; i < t; ++i)
-          for (int j = 0; j < tk; ++j) S[(col + j) * n + row + i] += product[i * tk + j];
+        for (int a = 0; a < t; ++a)
+          for (int b = 0; b < tk; ++b) S[(col + b) * n + row + a] += product[a * tk + b];
       }
     }
-    for (int i = 0; i < t; ++i) S[(row + i) * n + row + i] += d2[row + i];
+    for (int a = 0; a < t; ++a) diagonal[a * t + a] += d2[row + a];
+    for (int a = 0; a < t; ++a)
+      for (int b = 0; b < t; ++b) S[(row + b) * n + row + a] += diagonal[a * t + b];
+  }
+}
+
+// S's block row j (lower triangle) minus W_pj V_p^-1 W_pk' over the e-blocks p that touch j and their
+// f-blocks k up to j (ReducedMatrixPlan's slots), a thread per f-block; the diagonal block in registers.
+__global__ void w_rows_kernel(BlockSparseView v, PlanView plan, int f_blocks, const double* W, const double* v_inverse,
+                              double* S, long n) {
+  CERES_CUDA_FOR_EACH(j, 0, f_blocks) {
+    const int t = v.tangent_size[j];
+    const long row = v.tangent_offset[j];
+    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize], diagonal[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+    for (int a = 0; a < t * t; ++a) diagonal[a] = 0.0;
+    for (int q = plan.row_start[j]; q < plan.row_start[j + 1]; ++q) {
+      const int slot = plan.row_slots[q];
+      const int p = plan.slot_e_block[slot], i = p - v.first_e_block, e = v.tangent_size[p];
+      const double* Vi = v_inverse + static_cast<long>(i) * kEBlockValues;
+      for (int other = plan.slot_start[i]; other < plan.slot_start[i + 1]; ++other) {
+        const int k = plan.slot_block[other], tk = v.tangent_size[k];
+        if (k > j) continue;
+        sandwich(W + plan.slot_values[slot], t, Vi, e, W + plan.slot_values[other], tk, product);
+        if (k == j) {
+          for (int a = 0; a < t * t; ++a) diagonal[a] += product[a];
+          continue;
+        }
+        const long col = v.tangent_offset[k];
+        for (int a = 0; a < t; ++a)
+          for (int b = 0; b < tk; ++b) S[(col + b) * n + row + a] -= product[a * tk + b];
+      }
+    }
+    for (int a = 0; a < t; ++a)
+      for (int b = 0; b < t; ++b) S[(row + b) * n + row + a] -= diagonal[a * t + b];
   }
 }
 

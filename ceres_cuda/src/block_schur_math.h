@@ -151,15 +151,33 @@ LINALG_HD void column_chunk(const BlockSparseView& v, const ChunkView& ch, int k
     column_product_add(v, b, ch.position[k], ch.position[k + 1], rows, sum);
 }
 
-// out[tangent_offset[b] ...] = the sum of block b's chunks.
-LINALG_HD void column_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials, double* out) {
-  const int t = v.tangent_size[b];
-  double sum[kMaxFBlockTangentSize];
-  for (int j = 0; j < t; ++j) sum[j] = 0.0;
+// The second stage adds a block's chunks as a warp does on the GPU: lane l takes chunks l, l + 32, ...
+// in order, and the 32 lanes' sums meet in linalg_cuda's warp_sum tree. A block shared by every
+// image has a chunk per 32 observations, too many for one thread to add in turn. The CPU engine
+// follows the same order (warp_order_sum), so that both engines' sums have the same bits.
+constexpr int kWarpLanes = 32;
+
+// Lane `lane`'s sum of value j over block b's chunks lane, lane + 32, ... (partials at chunk * stride).
+LINALG_HD double lane_chunk_sum(const ChunkView& ch, int b, int lane, const double* partials, long stride, int j) {
   int end;
-  for (int k = ch.chunks_of(b, &end); k < end; ++k)
-    for (int j = 0; j < t; ++j) sum[j] += partials[static_cast<long>(k) * kProductStride + j];
-  for (int j = 0; j < t; ++j) out[v.tangent_offset[b] + j] = sum[j];
+  double sum = 0.0;
+  for (int k = ch.chunks_of(b, &end) + lane; k < end; k += kWarpLanes) sum += partials[k * stride + j];
+  return sum;
+}
+
+// On the CPU: the 32 lanes' sums of value j combined in warp_sum's tree.
+inline double warp_order_sum(const ChunkView& ch, int b, const double* partials, long stride, int j) {
+  double lanes[kWarpLanes];
+  for (int lane = 0; lane < kWarpLanes; ++lane) lanes[lane] = lane_chunk_sum(ch, b, lane, partials, stride, j);
+  for (int offset = kWarpLanes / 2; offset > 0; offset >>= 1)
+    for (int lane = 0; lane < offset; ++lane) lanes[lane] += lanes[lane + offset];
+  return lanes[0];
+}
+
+// out[tangent_offset[b] ...] = the sum of block b's chunks (CPU).
+inline void column_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials, double* out) {
+  for (int j = 0; j < v.tangent_size[b]; ++j)
+    out[v.tangent_offset[b] + j] = warp_order_sum(ch, b, partials, kProductStride, j);
 }
 
 // V_p^-1 = (E_p'E_p + D_p^2)^-1 for e-block b (row-major, stride kEBlockValues); returns the
@@ -255,14 +273,12 @@ LINALG_HD void diagonal_chunk(const BlockSparseView& v, const ChunkView& ch, int
   preconditioner_add(v, b, ch.position[k], ch.position[k + 1], schur, v_inverse, S);
 }
 
-// Block b's preconditioner block from its chunks, with D^2, inverted at out; returns the regularisations.
-LINALG_HD int diagonal_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials,
-                                  const double* d2, double* out) {
+// Block b's preconditioner block from its chunks, with D^2, inverted at out; returns the
+// regularisations (CPU).
+inline int diagonal_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials,
+                               const double* d2, double* out) {
   const int t = v.tangent_size[b];
-  for (int j = 0; j < t * t; ++j) out[j] = 0.0;
-  int end;
-  for (int k = ch.chunks_of(b, &end); k < end; ++k)
-    for (int j = 0; j < t * t; ++j) out[j] += partials[static_cast<long>(k) * kDiagonalStride + j];
+  for (int j = 0; j < t * t; ++j) out[j] = warp_order_sum(ch, b, partials, kDiagonalStride, j);
   return preconditioner_finish(v, b, d2, out);
 }
 

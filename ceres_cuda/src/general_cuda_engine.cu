@@ -29,6 +29,8 @@
 #include "linalg_cuda/device_vector.h"
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/seconds_since.h"
+#include "phase_log.h"
+#include "reduced_matrix_plan.h"
 #include "threaded_evaluator.h"
 
 namespace ceres_cuda::detail {
@@ -57,6 +59,10 @@ ChunkView upload_chunks(const ColumnChunks& chunks, std::vector<DeviceBuffer>* s
   storage->push_back(upload_array(chunks.block_start, stream));
   return {(*storage)[0].as<int>(), (*storage)[1].as<int>(), (*storage)[2].as<int>(), chunks.first};
 }
+
+// Below this many flops (about 10 ms on a Hopper GPU) the e-blocks' terms of the explicit S are formed
+// by syrk over dense columns; above it, by block rows (most of the dense products would be zeros).
+constexpr double kMaxSyrkFlops = 2e11;
 
 class GeneralCudaEngine;
 
@@ -93,6 +99,7 @@ class GeneralCudaEngine final : public BaEngine {
         evaluator_(structure, cells_, options.num_threads),
         state_(structure, options.num_threads),
         stream_(linalg_cuda::thread_context().stream()) {
+    PhaseLog phase("general GPU engine");  // its members (cells, evaluator, state) are built by now
     n_ = structure.tangent_size();
     nf_ = structure.f_tangent_size;
     R_ = static_cast<int>(structure.residuals.size());
@@ -131,7 +138,6 @@ class GeneralCudaEngine final : public BaEngine {
     view_.jacobian = jacobian_.data();
     f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     rows_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
-    tangent_work_ = DeviceVector<double>(std::max<long>(1, n_));
     gradient_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
     scaling_ = DeviceVector<double>(std::max<long>(1, n_), 1.0);
     norms_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
@@ -152,6 +158,7 @@ class GeneralCudaEngine final : public BaEngine {
     host_gradient_.resize(n_);
     host_delta_.resize(n_);
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    phase("chunks, device memory and uploads");
   }
 
   ~GeneralCudaEngine() override {
@@ -321,8 +328,8 @@ class GeneralCudaEngine final : public BaEngine {
     column_chunk_kernel<<<blocks_for(last_chunk - first_chunk), kBlockThreads, 0, stream_>>>(
         view_, product_chunks_, first_chunk, last_chunk, rows, norms, product_partials_.data());
     LINALG_CUDA_CHECK_LAUNCH();
-    column_sum_kernel<<<blocks_for(last - first), kBlockThreads, 0, stream_>>>(view_, product_chunks_, first, last,
-                                                                               product_partials_.data(), out);
+    column_sum_kernel<<<blocks_for(static_cast<std::size_t>(last - first) * kWarpLanes), kBlockThreads, 0, stream_>>>(
+        view_, product_chunks_, first, last, product_partials_.data(), out);
     LINALG_CUDA_CHECK_LAUNCH();
   }
   // out (e-part) = V^-1 E' rows.
@@ -351,7 +358,7 @@ class GeneralCudaEngine final : public BaEngine {
         view_, diagonal_chunks_, num_diagonal_chunks_, options_.preconditioner == ceres::SCHUR_JACOBI, v_inverse_.data(),
         diagonal_partials_.data());
     LINALG_CUDA_CHECK_LAUNCH();
-    diagonal_sum_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(
+    diagonal_sum_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0, stream_>>>(
         view_, diagonal_chunks_, s_.num_f_blocks, diagonal_partials_.data(), d2_.data(), d_block_offsets_.as<long>(),
         blocks_.data(), singular);
     LINALG_CUDA_CHECK_LAUNCH();
@@ -369,8 +376,10 @@ class GeneralCudaEngine final : public BaEngine {
     result->termination = to_linear_termination(summary.termination);
   }
 
-  // DENSE_SCHUR and SPARSE_SCHUR: S = F'F + D_f^2 - G G' formed densely (G: explicit_g_kernel's
-  // columns, a chunk of e-blocks at a time through cuBLAS' syrk), then cuSOLVER's Cholesky.
+  // DENSE_SCHUR and SPARSE_SCHUR: S formed densely, then factored by cuSOLVER's Cholesky. F'F a block
+  // row per thread; the e-blocks' terms -W V^-1 W' either the same way (ReducedMatrixPlan's slots) or,
+  // where S is small enough that dense products cost less than the rows' serial sums, as -G G' by
+  // cuBLAS' syrk over dense columns G (explicit_g_kernel), a chunk of e-blocks at a time.
   void exact_solve(StepResult* result) {
     const long n = nf_;
     if (solver_ == nullptr) {
@@ -379,26 +388,15 @@ class GeneralCudaEngine final : public BaEngine {
     }
     dense_.resize(static_cast<std::size_t>(n) * n);
     dense_.fill(0.0);
-    explicit_ftf_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view_, s_.num_f_blocks,
-                                                                                    d2_.data(), dense_.data(), n);
+    ftf_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view_, s_.num_f_blocks, d2_.data(),
+                                                                                dense_.data(), n);
     LINALG_CUDA_CHECK_LAUNCH();
-    const long max_columns = std::max<long>(kMaxEBlockTangentSize, (256l << 20) / sizeof(double) / std::max<long>(1, n));
-    const int chunk = static_cast<int>(std::min<long>(max_columns / kMaxEBlockTangentSize, std::max(1, s_.num_e_blocks)));
-    g_.resize(static_cast<std::size_t>(n) * kMaxEBlockTangentSize * chunk);
-    cublasHandle_t blas = linalg_cuda::thread_context().cublas();
-    LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
-    for (int first = 0; first < s_.num_e_blocks; first += chunk) {
-      const int count = std::min(chunk, s_.num_e_blocks - first);
-      const long columns = static_cast<long>(kMaxEBlockTangentSize) * count;
-      LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * columns * sizeof(double), stream_));
-      explicit_g_kernel<<<blocks_for(count), kBlockThreads, 0, stream_>>>(view_, first, count, v_inverse_.data(),
-                                                                          g_.data(), n);
-      LINALG_CUDA_CHECK_LAUNCH();
-      const double alpha = -1.0, beta = 1.0;
-      LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(n),
-                                    static_cast<int>(columns), &alpha, g_.data(), static_cast<int>(n), &beta,
-                                    dense_.data(), static_cast<int>(n)));
-    }
+    const double syrk_flops = static_cast<double>(n) * n * kMaxEBlockTangentSize * s_.num_e_blocks;
+    const ExplicitSchurMethod method = options_.explicit_schur;
+    if (method == ExplicitSchurMethod::Syrk || (method == ExplicitSchurMethod::Auto && syrk_flops <= kMaxSyrkFlops))
+      subtract_e_terms_by_syrk();
+    else
+      subtract_e_terms_by_rows();
     int work_size = 0;
     LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
                                                   static_cast<int>(n), &work_size));
@@ -423,6 +421,53 @@ class GeneralCudaEngine final : public BaEngine {
     ++counters_.linear_iterations;
   }
 
+  void subtract_e_terms_by_rows() {
+    if (!plan_) make_plan();
+    w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view_, plan_view_, s_.num_e_blocks,
+                                                                               w_slots_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    w_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(
+        view_, plan_view_, s_.num_f_blocks, w_slots_.data(), v_inverse_.data(), dense_.data(), nf_);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  void subtract_e_terms_by_syrk() {
+    const long n = nf_;
+    const long max_columns = std::max<long>(kMaxEBlockTangentSize, (256l << 20) / sizeof(double) / std::max<long>(1, n));
+    const int chunk = static_cast<int>(std::min<long>(max_columns / kMaxEBlockTangentSize, std::max(1, s_.num_e_blocks)));
+    g_.resize(static_cast<std::size_t>(n) * kMaxEBlockTangentSize * chunk);
+    cublasHandle_t blas = linalg_cuda::thread_context().cublas();
+    LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
+    for (int first = 0; first < s_.num_e_blocks; first += chunk) {
+      const int count = std::min(chunk, s_.num_e_blocks - first);
+      const long columns = static_cast<long>(kMaxEBlockTangentSize) * count;
+      LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * columns * sizeof(double), stream_));
+      explicit_g_kernel<<<blocks_for(count), kBlockThreads, 0, stream_>>>(view_, first, count, v_inverse_.data(),
+                                                                          g_.data(), n);
+      LINALG_CUDA_CHECK_LAUNCH();
+      const double alpha = -1.0, beta = 1.0;
+      LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(n),
+                                    static_cast<int>(columns), &alpha, g_.data(), static_cast<int>(n), &beta,
+                                    dense_.data(), static_cast<int>(n)));
+    }
+  }
+
+  // The exact solvers' plan of S, made on their first step.
+  void make_plan() {
+    const ReducedMatrixPlan plan(s_, cells_);
+    plan_storage_.push_back(upload_array(plan.slot_start, stream_));
+    plan_storage_.push_back(upload_array(plan.slot_block, stream_));
+    plan_storage_.push_back(upload_array(plan.slot_values, stream_));
+    plan_storage_.push_back(upload_array(plan.slot_e_block, stream_));
+    plan_storage_.push_back(upload_array(plan.row_start, stream_));
+    plan_storage_.push_back(upload_array(plan.row_slots, stream_));
+    plan_view_ = {plan_storage_[0].as<int>(), plan_storage_[1].as<int>(), plan_storage_[2].as<long>(),
+                  plan_storage_[3].as<int>(), plan_storage_[4].as<int>(), plan_storage_[5].as<int>()};
+    w_slots_.resize(std::max<long>(1, plan.num_values));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
+    plan_ = true;
+  }
+
   const SchurStructure& s_;
   EngineOptions options_;
   JacobianCells cells_;
@@ -441,10 +486,14 @@ class GeneralCudaEngine final : public BaEngine {
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the evaluation's output, uploaded from pinned memory
   std::vector<double> candidate_f_, host_gradient_, host_delta_;
   DeviceVector<double> jacobian_, f_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_, v_inverse_, blocks_,
-      rhs_, y_, y_e_, per_residual_, partials_, tangent_work_, dense_, g_, work_;
+      rhs_, y_, y_e_, per_residual_, partials_, dense_, g_, work_;
   mutable DeviceVector<double> rows_, e_values_, product_partials_;  // the Schur product's scratch
   DeviceVector<double> diagonal_partials_;
   DeviceBuffer scalars_;                          // counters, cuSOLVER's info, the sum's result and ticket
+  bool plan_ = false;
+  std::vector<DeviceBuffer> plan_storage_;
+  PlanView plan_view_{};
+  DeviceVector<double> w_slots_;
   linalg_cuda::ConjugateGradient cg_;
   cusolverDnHandle_t solver_ = nullptr;
   EngineCounters counters_;

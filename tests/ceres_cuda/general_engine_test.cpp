@@ -28,18 +28,22 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
   return d / std::max(m, 1e-300);
 }
 
-EngineOptions engine_options(ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner) {
+EngineOptions engine_options(ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner,
+                             ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto) {
   EngineOptions o;
+  o.explicit_schur = explicit_schur;
   o.linear_solver = solver;
   o.preconditioner = preconditioner;
   o.num_threads = 2;
   return o;
 }
 
-void compare_engines(const SchurStructure& s, ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner) {
+void compare_engines(const SchurStructure& s, ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner,
+                     ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto) {
   SCOPED_TRACE(std::string(ceres::LinearSolverTypeToString(solver)) + " " +
-               ceres::PreconditionerTypeToString(preconditioner));
-  const EngineOptions o = engine_options(solver, preconditioner);
+               ceres::PreconditionerTypeToString(preconditioner) + " explicit S by " +
+               (explicit_schur == ExplicitSchurMethod::Rows ? "rows" : "syrk or rows"));
+  const EngineOptions o = engine_options(solver, preconditioner, explicit_schur);
   auto cpu = make_general_cpu_engine(s, o);
   auto gpu = make_general_cuda_engine(s, o);
   double cpu_cost = 0, gpu_cost = 0;
@@ -119,6 +123,9 @@ TEST(GeneralGpuEngine, PiecesMatchTheCpuEngine) {
     compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::JACOBI);
     compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI);
     compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI);
+    // The problems here are small enough for syrk; the block rows that large ones take, checked too.
+    compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI, ExplicitSchurMethod::Rows);
+    compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI, ExplicitSchurMethod::Syrk);
   }
 }
 

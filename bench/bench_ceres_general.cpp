@@ -144,25 +144,9 @@ int main(int argc, char** argv) {
     problems.push_back({"synthetic Venice scale", ceres_cuda::make_synthetic_bal(o)});
   }
 
-  std::vector<Row> rows;
-  try {
-    for (const Problem& p : problems)
-      for (const bool shared : {false, true})
-        for (const ceres::LinearSolverType linear : {ceres::ITERATIVE_SCHUR, ceres::SPARSE_SCHUR}) {
-          rows.push_back(run(p.name, p.bal, shared, "gpu", linear, iterations, threads));
-          if (skip_ceres) continue;
-          rows.push_back(run(p.name, p.bal, shared, "ceres", linear, iterations, threads));
-          const Row &gpu = rows[rows.size() - 2], &cpu = rows.back();
-          std::printf("  ratio: ceres::Solve / ceres_cuda::Solve = %.1fx total, %.1fx in the linear solver; final cost "
-                      "%.6e against %.6e\n",
-                      cpu.seconds / gpu.seconds, cpu.linear_seconds / std::max(gpu.linear_seconds, 1e-9), cpu.final_cost,
-                      gpu.final_cost);
-        }
-  } catch (const std::exception& e) {
-    std::cerr << "bench_ceres_general: " << e.what() << "\n";
-    return 2;
-  }
-  if (!json.empty()) {
+  // Rewritten after every row, so that a run cut short still leaves its rows.
+  auto write_json = [&](const std::vector<Row>& rows) {
+    if (json.empty()) return;
     std::ofstream out(json);
     out << "{\"device\": \"" << props.name << "\", \"threads\": " << threads << ", \"rows\": [\n";
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -177,6 +161,26 @@ int main(int argc, char** argv) {
           << (k + 1 < rows.size() ? "," : "") << "\n";
     }
     out << "]}\n";
+  };
+  std::vector<Row> rows;
+  try {
+    for (const Problem& p : problems)
+      for (const bool shared : {false, true})
+        for (const ceres::LinearSolverType linear : {ceres::ITERATIVE_SCHUR, ceres::SPARSE_SCHUR}) {
+          rows.push_back(run(p.name, p.bal, shared, "gpu", linear, iterations, threads));
+          write_json(rows);
+          if (skip_ceres) continue;
+          rows.push_back(run(p.name, p.bal, shared, "ceres", linear, iterations, threads));
+          write_json(rows);
+          const Row &gpu = rows[rows.size() - 2], &cpu = rows.back();
+          std::printf("  ratio: ceres::Solve / ceres_cuda::Solve = %.1fx total, %.1fx in the linear solver; final cost "
+                      "%.6e against %.6e\n",
+                      cpu.seconds / gpu.seconds, cpu.linear_seconds / std::max(gpu.linear_seconds, 1e-9), cpu.final_cost,
+                      gpu.final_cost);
+        }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_ceres_general: " << e.what() << "\n";
+    return 2;
   }
   return 0;
 }

@@ -1,22 +1,24 @@
 #pragma once
-// ceres_cuda::Solve: a drop-in for ceres::Solve on bundle-adjustment problems.
+// ceres_cuda::Solve: a drop-in for ceres::Solve on the problems Ceres' Schur solvers take.
 //
 //   ceres::Solver::Options options;                       // as before
-//   options.linear_solver_type = ceres::ITERATIVE_SCHUR;  // or DENSE_SCHUR
+//   options.linear_solver_type = ceres::ITERATIVE_SCHUR;  // or DENSE_SCHUR, SPARSE_SCHUR
 //   options.preconditioner_type = ceres::SCHUR_JACOBI;    // or JACOBI
 //   ceres::Solver::Summary summary;
 //   ceres_cuda::Solve(options, &problem, &summary);       // was ceres::Solve
 //   std::cout << summary.FullReport() << "\n";
 //
-// Every residual block must depend on one camera (up to 16 values, all the same size) and one point
-// (3 values): points are group 0 of options.linear_solver_ordering, or, without one, the 3-value
-// block of each residual. Constant blocks and loss functions are fine. It runs Ceres'
-// Levenberg-Marquardt loop (radius updates, step acceptance, Jacobi scaling, tolerances and
-// termination tests as Ceres 2.1) with the Schur-complement linear algebra on the GPU, and fills the
-// Summary as Ceres does. A problem of another shape, or options it cannot honour (another
-// minimizer, linear solver or preconditioner, manifolds, bounds, non-monotonic steps, inner
-// iterations, ...), is handed to ceres::Solve unchanged, and the reason is logged (glog WARNING)
-// and returned in SolveDetails: swapping the call never breaks a program.
+// The eliminated (e-) blocks are group 0 of options.linear_solver_ordering or, without one, those
+// Ceres would choose (its independent set). Each residual block depends on at most one e-block (of 1
+// to 4 tangent values) and on any number of other blocks (up to 16 tangent values each, shared by
+// any number of residuals), with 1 to 16 residuals. Any manifold, cost function and loss function;
+// constant blocks. It runs Ceres' Levenberg-Marquardt loop (radius updates, step acceptance, Jacobi
+// scaling, tolerances and termination tests as Ceres 2.1) with the Schur-complement linear algebra
+// on the GPU, and fills the Summary as Ceres does. A problem of another shape, or options it cannot
+// honour (another minimizer, linear solver or preconditioner, bounds, non-monotonic steps, inner
+// iterations, ...), is handed to ceres::Solve unchanged, and the reason is logged (glog WARNING) and
+// returned in SolveDetails: swapping the call never breaks a program. Solve never throws: an internal
+// error ends the solve with termination_type FAILURE and the message.
 #include <ceres/problem.h>
 #include <ceres/solver.h>
 
@@ -31,14 +33,14 @@ using linalg_cuda::Backend;
 struct SolveDetails {
   enum class Path {
     FastGpu,      // SnavelyReprojectionError everywhere: evaluation and the LM step on the GPU
-    GenericGpu,   // any cost/loss: evaluated on CPU threads, Jacobians shipped to the GPU
+    GenericGpu,   // any cost/loss/manifold: evaluated on CPU threads, Jacobians shipped to the GPU
     Cpu,          // the CPU reference engine (Backend::Cpu, or no CUDA device)
     CeresFallback // handed to ceres::Solve; fallback_reason says why
   };
   Path path = Path::Cpu;
   std::string fallback_reason;
   std::string engine;                  // one line: which engine and evaluation path ran
-  int singular_point_blocks = 0;       // point blocks V_p that needed regularisation (summed over steps)
+  int singular_point_blocks = 0;       // e-blocks V_p (points) that needed regularisation (summed over steps)
   int singular_camera_blocks = 0;      // camera blocks of the preconditioner that did
   int linear_iterations = 0;           // PCG iterations, all steps solved (also a last step that ends the
                                        // solve on a tolerance, which Summary::iterations leaves out as

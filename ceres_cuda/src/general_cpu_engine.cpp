@@ -10,32 +10,23 @@
 #include <cmath>
 #include <vector>
 
-#include "ba_engine.h"
-#include "block_state.h"
 #include "cpu_block_schur.h"
-#include "jacobian_cells.h"
+#include "host_evaluated_engine.h"
 #include "linalg_cuda/cpu_cg.h"
 #include "linalg_cuda/internal/seconds_since.h"
-#include "threaded_evaluator.h"
 
 namespace ceres_cuda::detail {
 namespace {
 
 using linalg_cuda::detail::seconds_since;
 
-class GeneralCpuEngine final : public BaEngine {
+class GeneralCpuEngine final : public HostEvaluatedEngine {
  public:
   GeneralCpuEngine(const SchurStructure& structure, const EngineOptions& options)
-      : s_(structure),
-        options_(options),
-        cells_(structure),
-        evaluator_(structure, cells_, options.num_threads),
-        schur_(structure, cells_, options.num_threads),
-        state_(structure, options.num_threads) {
+      : HostEvaluatedEngine(structure, options), schur_(structure, cells_, options.num_threads) {
     const long n = structure.tangent_size();
     jacobian_.assign(cells_.num_values, 0.0);
     f_.assign(cells_.num_rows, 0.0);
-    candidate_f_ = f_;
     gradient_.assign(n, 0.0);
     scaling_.assign(n, 1.0);
     diagonal_.assign(n, 0.0);
@@ -46,10 +37,7 @@ class GeneralCpuEngine final : public BaEngine {
   }
 
   bool evaluate_at_x(double* cost) override {
-    const auto start = std::chrono::steady_clock::now();
-    const bool ok = evaluator_.evaluate(state_.x(), f_.data(), jacobian_.data(), cost);
-    counters_.jacobian_seconds += seconds_since(start);
-    ++counters_.jacobian_evaluations;
+    const bool ok = evaluate_jacobian(f_.data(), jacobian_.data(), cost);
     if (ok) schur_.transpose_product(f_.data(), 0, s_.num_variable_blocks(), gradient_.data());
     return ok;
   }
@@ -114,23 +102,6 @@ class GeneralCpuEngine final : public BaEngine {
     counters_.linear_seconds += seconds_since(start);
     return result;
   }
-
-  // A Plus that fails makes the candidate a point of infinite cost, as in Ceres.
-  bool evaluate_candidate(double* cost) override {
-    if (!state_.move_candidate(delta_.data())) return false;
-    const auto start = std::chrono::steady_clock::now();
-    const bool ok = evaluator_.evaluate(state_.candidate(), candidate_f_.data(), nullptr, cost);
-    counters_.residual_seconds += seconds_since(start);
-    ++counters_.residual_evaluations;
-    return ok;
-  }
-
-  double x_norm() override { return state_.x_norm(); }
-  double delta_norm() override { return state_.step_norm(); }
-  void accept_candidate() override { state_.accept_candidate(); }
-  void write_parameters() override { state_.write_to_user(); }
-
-  const EngineCounters& counters() const override { return counters_; }
 
   std::vector<double> jacobian() override { return jacobian_; }
   std::vector<double> schur_product(const std::vector<double>& x) override {
@@ -217,16 +188,12 @@ class GeneralCpuEngine final : public BaEngine {
     ++counters_.linear_iterations;
   }
 
-  const SchurStructure& s_;
-  EngineOptions options_;
-  JacobianCells cells_;
-  ThreadedEvaluator evaluator_;
+  const double* step() const override { return delta_.data(); }
+
   CpuBlockSchur schur_;
-  BlockState state_;
-  std::vector<double> jacobian_, f_, candidate_f_;
+  std::vector<double> jacobian_, f_;
   std::vector<double> gradient_, scaling_, diagonal_, d2_, step_, delta_;  // tangent vectors
   std::vector<double> blocks_;  // the last step's inverted preconditioner blocks
-  EngineCounters counters_;
 };
 
 }  // namespace

@@ -16,11 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "ba_engine.h"
 #include "block_schur_kernels.cuh"
-#include "block_state.h"
 #include "device_reductions.cuh"
-#include "jacobian_cells.h"
+#include "host_evaluated_engine.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cuda_check.h"
@@ -31,7 +29,6 @@
 #include "linalg_cuda/internal/seconds_since.h"
 #include "phase_log.h"
 #include "reduced_matrix_plan.h"
-#include "threaded_evaluator.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -90,15 +87,10 @@ class BlockDiagonal final : public linalg_cuda::Preconditioner {
   std::size_t n_;
 };
 
-class GeneralCudaEngine final : public BaEngine {
+class GeneralCudaEngine final : public HostEvaluatedEngine {
  public:
   GeneralCudaEngine(const SchurStructure& structure, const EngineOptions& options)
-      : s_(structure),
-        options_(options),
-        cells_(structure),
-        evaluator_(structure, cells_, options.num_threads),
-        state_(structure, options.num_threads),
-        stream_(linalg_cuda::thread_context().stream()) {
+      : HostEvaluatedEngine(structure, options), stream_(linalg_cuda::thread_context().stream()) {
     PhaseLog phase("general GPU engine");  // its members (cells, evaluator, state) are built by now
     n_ = structure.tangent_size();
     nf_ = structure.f_tangent_size;
@@ -133,7 +125,6 @@ class GeneralCudaEngine final : public BaEngine {
                             nullptr,                       structure.f_tangent_size,    structure.first_e_block()};
     host_jacobian_.reserve(std::max<long>(1, cells_.num_values) * sizeof(double));
     host_f_.reserve(std::max<long>(1, cells_.num_rows) * sizeof(double));
-    candidate_f_.resize(cells_.num_rows);
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
     view_.jacobian = jacobian_.data();
     f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
@@ -166,18 +157,17 @@ class GeneralCudaEngine final : public BaEngine {
   }
 
   bool evaluate_at_x(double* cost) override {
-    const auto start = std::chrono::steady_clock::now();
     double* jacobian = host_jacobian_.as<double>();
     double* f = host_f_.as<double>();
-    const bool ok = evaluator_.evaluate(state_.x(), f, jacobian, cost);
+    const bool ok = evaluate_jacobian(f, jacobian, cost);
+    const auto start = std::chrono::steady_clock::now();
     if (ok) {  // the one upload of the iteration; the gradient J'f comes back for its projected norms
       copy_to_device(jacobian_.data(), jacobian, cells_.num_values);
       copy_to_device(f_.data(), f, cells_.num_rows);
       column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
       copy_to_host(host_gradient_.data(), gradient_.data(), n_);
     }
-    counters_.jacobian_seconds += seconds_since(start);
-    ++counters_.jacobian_evaluations;
+    counters_.jacobian_seconds += seconds_since(start);  // the upload counts as the evaluation's
     return ok;
   }
 
@@ -256,22 +246,6 @@ class GeneralCudaEngine final : public BaEngine {
     counters_.linear_seconds += seconds_since(start);
     return result;
   }
-
-  // A Plus that fails makes the candidate a point of infinite cost, as in Ceres.
-  bool evaluate_candidate(double* cost) override {
-    if (!state_.move_candidate(host_delta_.data())) return false;
-    const auto start = std::chrono::steady_clock::now();
-    const bool ok = evaluator_.evaluate(state_.candidate(), candidate_f_.data(), nullptr, cost);
-    counters_.residual_seconds += seconds_since(start);
-    ++counters_.residual_evaluations;
-    return ok;
-  }
-
-  double x_norm() override { return state_.x_norm(); }
-  double delta_norm() override { return state_.step_norm(); }
-  void accept_candidate() override { state_.accept_candidate(); }
-  void write_parameters() override { state_.write_to_user(); }
-  const EngineCounters& counters() const override { return counters_; }
 
   std::vector<double> jacobian() override { return download(jacobian_, cells_.num_values); }
   std::vector<double> schur_product(const std::vector<double>& x) override {
@@ -468,11 +442,8 @@ class GeneralCudaEngine final : public BaEngine {
     plan_ = true;
   }
 
-  const SchurStructure& s_;
-  EngineOptions options_;
-  JacobianCells cells_;
-  ThreadedEvaluator evaluator_;
-  BlockState state_;
+  const double* step() const override { return host_delta_.data(); }
+
   cudaStream_t stream_;
   long n_ = 0, nf_ = 0;
   int R_ = 0;
@@ -484,7 +455,7 @@ class GeneralCudaEngine final : public BaEngine {
   std::vector<int> product_chunk_start_;
   int num_diagonal_chunks_ = 0;
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the evaluation's output, uploaded from pinned memory
-  std::vector<double> candidate_f_, host_gradient_, host_delta_;
+  std::vector<double> host_gradient_, host_delta_;
   DeviceVector<double> jacobian_, f_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_, v_inverse_, blocks_,
       rhs_, y_, y_e_, per_residual_, partials_, dense_, g_, work_;
   mutable DeviceVector<double> rows_, e_values_, product_partials_;  // the Schur product's scratch
@@ -496,7 +467,6 @@ class GeneralCudaEngine final : public BaEngine {
   DeviceVector<double> w_slots_;
   linalg_cuda::ConjugateGradient cg_;
   cusolverDnHandle_t solver_ = nullptr;
-  EngineCounters counters_;
 };
 
 void ReducedSystem::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {

@@ -207,24 +207,41 @@ namespace {
 // "" when the reduced camera matrix of DENSE_SCHUR or SPARSE_SCHUR, formed densely, fits: in device
 // memory on the GPU (with room for the factorization and the engine), in 8 GiB on the CPU (DENSE_SCHUR;
 // the CPU engine's SPARSE_SCHUR stores it sparse).
-std::string exact_solver_reason(const ceres::Solver::Options& options, const detail::SchurStructure& structure,
-                                Backend backend) {
-  const double n = static_cast<double>(structure.f_tangent_size);
+std::string exact_solver_reason(const ceres::Solver::Options& options, long f_parameters, Backend backend) {
+  const double n = static_cast<double>(f_parameters);
   const double bytes = n * n * sizeof(double);
   const std::string size = std::to_string(static_cast<long long>(n)) + " x " + std::to_string(static_cast<long long>(n));
   const char* solver = ceres::LinearSolverTypeToString(options.linear_solver_type);
   if (backend == Backend::Cuda) {
     const double free_bytes = static_cast<double>(linalg_cuda::free_device_memory());
-    if (bytes > 0.7 * free_bytes)
-      return std::string(solver) + ": the reduced camera matrix (" + size + ", " + std::to_string(bytes / (1u << 30)) +
-             " GiB) does not fit in the GPU's free memory (" + std::to_string(free_bytes / (1u << 30)) +
-             " GiB); ITERATIVE_SCHUR suits this problem";
-    return "";
+    if (bytes <= 0.7 * free_bytes) return "";
+    char gib[64];
+    std::snprintf(gib, sizeof gib, "%.1f GiB) does not fit in 70%% of the GPU's free %.1f GiB", bytes / (1u << 30),
+                  free_bytes / (1u << 30));
+    return std::string(solver) + ": the reduced camera matrix (" + size + ", " + gib +
+           "; ITERATIVE_SCHUR suits this problem";
   }
   if (options.linear_solver_type == ceres::DENSE_SCHUR && bytes > 8.0 * (1u << 30))
     return std::string(solver) + ": the reduced camera matrix (" + size +
            ") would take more than 8 GiB; SPARSE_SCHUR or ITERATIVE_SCHUR suits this problem";
   return "";
+}
+
+// The GPU engine when the backend is CUDA and it starts, otherwise the CPU one; its path in details.
+template <typename MakeGpu, typename MakeCpu>
+std::unique_ptr<detail::BaEngine> start_engine(Backend backend, SolveDetails::Path gpu_path, const MakeGpu& make_gpu,
+                                               const MakeCpu& make_cpu, SolveDetails* details) {
+  if (backend == Backend::Cuda) {
+    try {
+      std::unique_ptr<detail::BaEngine> engine = make_gpu();
+      details->path = gpu_path;
+      return engine;
+    } catch (const linalg_cuda::Error& e) {
+      LOG(WARNING) << "ceres_cuda::Solve: the GPU engine could not start (" << e.what() << "); using the CPU engine";
+    }
+  }
+  details->path = SolveDetails::Path::Cpu;
+  return make_cpu();
 }
 
 // The engine for the problem, or null with the reason to hand it to ceres::Solve. A BAL-shaped
@@ -253,26 +270,15 @@ EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem
   details->analysis_seconds = seconds_since(start);
   const auto setup_start = std::chrono::steady_clock::now();
   if (bal_reason.empty()) {
-    if (options.linear_solver_type == ceres::DENSE_SCHUR) {
-      const double n = static_cast<double>(layout->variable_cameras) * layout->camera_size;
-      if (n * n * sizeof(double) > 8.0 * (1u << 30)) {
-        choice.reason = "DENSE_SCHUR: the reduced camera matrix (" + std::to_string(static_cast<long long>(n)) +
-                        " x the same) would take more than 8 GiB; ITERATIVE_SCHUR suits this problem";
-        return choice;
-      }
+    if (options.linear_solver_type != ceres::ITERATIVE_SCHUR) {
+      choice.reason =
+          exact_solver_reason(options, static_cast<long>(layout->variable_cameras) * layout->camera_size, resolved);
+      if (!choice.reason.empty()) return choice;
     }
-    if (resolved == Backend::Cuda) {
-      try {
-        choice.engine = detail::make_cuda_engine(*layout, engine_options);
-        details->path = layout->snavely ? SolveDetails::Path::FastGpu : SolveDetails::Path::GenericGpu;
-      } catch (const linalg_cuda::Error& e) {
-        LOG(WARNING) << "ceres_cuda::Solve: the GPU engine could not start (" << e.what() << "); using the CPU engine";
-      }
-    }
-    if (!choice.engine) {
-      choice.engine = detail::make_cpu_engine(*layout, engine_options);
-      details->path = SolveDetails::Path::Cpu;
-    }
+    choice.engine = start_engine(
+        resolved, layout->snavely ? SolveDetails::Path::FastGpu : SolveDetails::Path::GenericGpu,
+        [&] { return detail::make_cuda_engine(*layout, engine_options); },
+        [&] { return detail::make_cpu_engine(*layout, engine_options); }, details);
     details->setup_seconds = seconds_since(setup_start);
     const long cameras = static_cast<long>(layout->cameras.size());
     choice.invalid_values = non_finite_block_message(cameras + static_cast<long>(layout->points.size()), [&](long b) {
@@ -290,21 +296,12 @@ EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem
   if (!choice.reason.empty()) return choice;
   const auto general_setup_start = std::chrono::steady_clock::now();
   if (options.linear_solver_type != ceres::ITERATIVE_SCHUR) {
-    choice.reason = exact_solver_reason(options, *structure, resolved);
+    choice.reason = exact_solver_reason(options, structure->f_tangent_size, resolved);
     if (!choice.reason.empty()) return choice;
   }
-  if (resolved == Backend::Cuda) {
-    try {
-      choice.engine = detail::make_general_cuda_engine(*structure, engine_options);
-      details->path = SolveDetails::Path::GenericGpu;
-    } catch (const linalg_cuda::Error& e) {
-      LOG(WARNING) << "ceres_cuda::Solve: the GPU engine could not start (" << e.what() << "); using the CPU engine";
-    }
-  }
-  if (!choice.engine) {
-    choice.engine = detail::make_general_cpu_engine(*structure, engine_options);
-    details->path = SolveDetails::Path::Cpu;
-  }
+  choice.engine = start_engine(
+      resolved, SolveDetails::Path::GenericGpu, [&] { return detail::make_general_cuda_engine(*structure, engine_options); },
+      [&] { return detail::make_general_cpu_engine(*structure, engine_options); }, details);
   details->setup_seconds = seconds_since(general_setup_start);
   choice.invalid_values = non_finite_block_message(static_cast<long>(structure->blocks.size()), [&](long b) {
     return std::make_pair(static_cast<const double*>(structure->blocks[b].user), structure->blocks[b].size);

@@ -4,6 +4,7 @@
 //   bal_solve --input ../shared/data/bal/problem-49-7776-pre.txt
 //   bal_solve --input problem-16-22106-pre.txt.bz2 --solver ceres --linear_solver dense_schur
 //   bal_solve --synthetic 1778x100000 --iterations 20 --robustify --ply out.ply
+//   bal_solve --input problem-16-22106-pre.txt.bz2 --shape split-shared --linear_solver sparse_schur
 #include <ceres/ceres.h>
 
 #include <cstdio>
@@ -27,7 +28,12 @@ ceres::Solve, and prints Ceres' FullReport.
   --synthetic CxP[xO]   a generated BAL-like problem with C cameras and P points (4 views per point,
                         or O observations in all; 0.5 px noise, 1% outliers), e.g. 13682x4456117x28987644
   --solver S            gpu | cpu | ceres    (default gpu; cpu = ceres_cuda's CPU reference engine)
-  --linear_solver L     iterative_schur | dense_schur          (default iterative_schur)
+  --linear_solver L     iterative_schur | dense_schur | sparse_schur (default iterative_schur)
+  --shape S             bal | split | split-shared              (default bal)
+                        bal: one 9-value camera and a point per residual (SnavelyReprojectionError);
+                        split: per image a quaternion (QuaternionManifold), translation and
+                        intrinsics, autodiff cost functions (ceres_cuda::SplitBALProblem);
+                        split-shared: the same with one intrinsics block for all images
   --preconditioner P    schur_jacobi | jacobi                  (default schur_jacobi)
   --iterations N        maximum LM iterations                  (default 50)
   --threads T           CPU threads for Ceres / generic evaluation (default 16)
@@ -46,7 +52,7 @@ or input.
 
 int main(int argc, char** argv) {
   const examples::CommandLine cli("bal_solve", kUsage,
-                                  {"--input", "--synthetic", "--solver", "--linear_solver", "--preconditioner",
+                                  {"--input", "--synthetic", "--solver", "--linear_solver", "--preconditioner", "--shape",
                                    "--iterations", "--threads", "--ply", "--plot"},
                                   {"--robustify", "--quiet", "--huge-pages"});
   auto args = cli.parse(argc, argv);
@@ -54,7 +60,10 @@ int main(int argc, char** argv) {
   const std::string solver = args.count("--solver") ? args["--solver"] : "gpu";
   if (solver != "gpu" && solver != "cpu" && solver != "ceres") cli.fail("--solver expects gpu, cpu or ceres");
   const std::string linear = args.count("--linear_solver") ? args["--linear_solver"] : "iterative_schur";
-  if (linear != "iterative_schur" && linear != "dense_schur") cli.fail("--linear_solver expects iterative_schur or dense_schur");
+  if (linear != "iterative_schur" && linear != "dense_schur" && linear != "sparse_schur")
+    cli.fail("--linear_solver expects iterative_schur, dense_schur or sparse_schur");
+  const std::string shape = args.count("--shape") ? args["--shape"] : "bal";
+  if (shape != "bal" && shape != "split" && shape != "split-shared") cli.fail("--shape expects bal, split or split-shared");
   const std::string precond = args.count("--preconditioner") ? args["--preconditioner"] : "schur_jacobi";
   if (precond != "schur_jacobi" && precond != "jacobi") cli.fail("--preconditioner expects schur_jacobi or jacobi");
   const int iterations = args.count("--iterations") ? cli.integer("--iterations", args["--iterations"], 0, 100000) : 50;
@@ -79,10 +88,17 @@ int main(int argc, char** argv) {
     std::cerr << bal.num_cameras() << " cameras, " << bal.num_points() << " points, " << bal.num_observations()
               << " observations\n";
     ceres::Problem problem;
-    bal.add_to(&problem, args.count("--robustify") ? new ceres::HuberLoss(1.0) : nullptr);
+    ceres::LossFunction* loss = args.count("--robustify") ? new ceres::HuberLoss(1.0) : nullptr;
+    ceres_cuda::SplitBALProblem split(bal, shape == "split-shared");
+    if (shape == "bal")
+      bal.add_to(&problem, loss);
+    else
+      split.add_to(&problem, loss);
 
     ceres::Solver::Options options;
-    options.linear_solver_type = linear == "dense_schur" ? ceres::DENSE_SCHUR : ceres::ITERATIVE_SCHUR;
+    options.linear_solver_type = linear == "dense_schur"    ? ceres::DENSE_SCHUR
+                                 : linear == "sparse_schur" ? ceres::SPARSE_SCHUR
+                                                            : ceres::ITERATIVE_SCHUR;
     options.preconditioner_type = precond == "jacobi" ? ceres::JACOBI : ceres::SCHUR_JACOBI;
     options.max_num_iterations = iterations;
     options.num_threads = threads;
@@ -114,6 +130,7 @@ int main(int argc, char** argv) {
       std::cerr << "wrote " << args["--plot"] << "\n";
     }
     if (args.count("--ply")) {
+      if (shape != "bal") split.copy_to(&bal);
       bal.write_ply(args["--ply"]);
       std::cerr << "wrote " << args["--ply"] << "\n";
     }

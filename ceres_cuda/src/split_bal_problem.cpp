@@ -62,4 +62,15 @@ void SplitBALProblem::add_to(ceres::Problem* problem, ceres::LossFunction* loss)
     if (problem->HasParameterBlock(rotation(c))) problem->SetManifold(rotation(c), quaternion);
 }
 
+void SplitBALProblem::copy_to(BALProblem* bal) const {
+  for (int c = 0; c < num_images(); ++c) {
+    double* camera = bal->mutable_camera(c);
+    ceres::QuaternionToAngleAxis(rotations_.data() + 4 * static_cast<std::size_t>(c), camera);
+    for (int k = 0; k < 3; ++k) camera[3 + k] = translations_[3 * static_cast<std::size_t>(c) + k];
+    for (int k = 0; k < 3; ++k) camera[6 + k] = intrinsics_[(shared_ ? 0 : 3 * static_cast<std::size_t>(c)) + k];
+  }
+  for (int i = 0; i < num_points(); ++i)
+    for (int k = 0; k < 3; ++k) bal->mutable_point(i)[k] = points_[3 * static_cast<std::size_t>(i) + k];
+}
+
 }  // namespace ceres_cuda

@@ -23,6 +23,9 @@ class SplitBALProblem {
 
   // One residual block per observation (the loss, owned by the problem, on each), and the manifolds.
   void add_to(ceres::Problem* problem, ceres::LossFunction* loss = nullptr);
+  // The current values in BAL's layout (angle-axis, translation, intrinsics per camera; the points),
+  // into a BALProblem of the same cameras and points (e.g. the one this was made from, to write it).
+  void copy_to(BALProblem* bal) const;
 
   int num_images() const { return static_cast<int>(rotations_.size() / 4); }
   int num_points() const { return static_cast<int>(points_.size() / 3); }

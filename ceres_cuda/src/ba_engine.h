@@ -64,16 +64,21 @@ class BaEngine {
   // Copies x into the user's parameter blocks.
   virtual void write_parameters() = 0;
   virtual const EngineCounters& counters() const = 0;
+  virtual std::string description() const = 0;  // e.g. "cuda (fast path: SnavelyReprojectionError)"
+};
 
-  // Inspection, for the tests that compare the engines piece by piece (natural layout, every value
-  // as the engine holds it). After evaluate_at_x (and the scaling): the Jacobian, F then E, residual
-  // after residual. After solve_step: S x for a camera vector x with that step's D and point blocks;
-  // the preconditioner's inverted camera blocks (ITERATIVE_SCHUR); the step delta.
+// What the tests that compare engines piece by piece read, beside the minimizer's interface; every
+// engine implements both (natural layout, every value as the engine holds it). After evaluate_at_x
+// (and the scaling): the Jacobian (BAL engines: F then E, residual after residual; general engines:
+// JacobianCells' layout). After solve_step: S x for an f-part vector x with that step's D and
+// e-blocks; the preconditioner's inverted blocks (ITERATIVE_SCHUR); the step delta.
+class EngineInspection {
+ public:
+  virtual ~EngineInspection() = default;
   virtual std::vector<double> jacobian() = 0;
   virtual std::vector<double> schur_product(const std::vector<double>& x) = 0;
   virtual std::vector<double> preconditioner_blocks() = 0;
   virtual std::vector<double> delta() = 0;
-  virtual std::string description() const = 0;  // e.g. "cuda (fast path: SnavelyReprojectionError)"
 };
 
 // How the general GPU engine forms the explicit S's e-block terms (DENSE_SCHUR, SPARSE_SCHUR): by its

@@ -23,7 +23,7 @@ namespace {
 
 using linalg_cuda::detail::seconds_since;
 
-class CpuEngine final : public BaEngine {
+class CpuEngine final : public BaEngine, public EngineInspection {
  public:
   CpuEngine(const BaLayout& layout, const EngineOptions& options)
       : layout_(layout), options_(options), index_(make_index(layout)), evaluator_(layout_, index_, options.num_threads) {

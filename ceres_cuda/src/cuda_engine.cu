@@ -434,7 +434,7 @@ class SchurOperator final : public linalg_cuda::LinearOperator, public linalg_cu
   const CudaEngine& engine_;
 };
 
-class CudaEngine final : public BaEngine {
+class CudaEngine final : public BaEngine, public EngineInspection {
  public:
   CudaEngine(const BaLayout& layout, const EngineOptions& options)
       : layout_(layout), options_(options), index_(make_index(layout)), stream_(linalg_cuda::thread_context().stream()) {

@@ -20,7 +20,7 @@ namespace {
 
 using linalg_cuda::detail::seconds_since;
 
-class GeneralCpuEngine final : public HostEvaluatedEngine {
+class GeneralCpuEngine final : public HostEvaluatedEngine, public EngineInspection {
  public:
   GeneralCpuEngine(const SchurStructure& structure, const EngineOptions& options)
       : HostEvaluatedEngine(structure, options), schur_(structure, cells_, options.num_threads) {

@@ -87,7 +87,7 @@ class BlockDiagonal final : public linalg_cuda::Preconditioner {
   std::size_t n_;
 };
 
-class GeneralCudaEngine final : public HostEvaluatedEngine {
+class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspection {
  public:
   GeneralCudaEngine(const SchurStructure& structure, const EngineOptions& options)
       : HostEvaluatedEngine(structure, options), stream_(linalg_cuda::thread_context().stream()) {

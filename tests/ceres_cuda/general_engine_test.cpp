@@ -16,6 +16,10 @@
 namespace {
 
 using namespace ceres_cuda::detail;
+
+EngineInspection* inspect(const std::unique_ptr<BaEngine>& engine) {
+  return dynamic_cast<EngineInspection*>(engine.get());
+}
 using general_test::Shape;
 
 double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
@@ -59,7 +63,7 @@ void compare_engines(const SchurStructure& s, ceres::LinearSolverType solver, ce
     e->compute_jacobi_scaling();
     e->apply_jacobi_scaling();
   }
-  EXPECT_LT(relative_difference(gpu->jacobian(), cpu->jacobian()), 1e-15);
+  EXPECT_LT(relative_difference(inspect(gpu)->jacobian(), inspect(cpu)->jacobian()), 1e-15);
   for (const double radius : {1e4, 1e-2}) {
     const StepResult c = cpu->solve_step(radius, false);
     const StepResult g = gpu->solve_step(radius, false);
@@ -67,13 +71,13 @@ void compare_engines(const SchurStructure& s, ceres::LinearSolverType solver, ce
     EXPECT_NEAR(g.linear_iterations, c.linear_iterations, 1);
     EXPECT_NEAR(g.model_cost_change, c.model_cost_change, 1e-8 * std::fabs(c.model_cost_change));
     if (solver == ceres::ITERATIVE_SCHUR)
-      EXPECT_LT(relative_difference(gpu->preconditioner_blocks(), cpu->preconditioner_blocks()), 1e-10);
-    EXPECT_LT(relative_difference(gpu->delta(), cpu->delta()), 1e-6);
+      EXPECT_LT(relative_difference(inspect(gpu)->preconditioner_blocks(), inspect(cpu)->preconditioner_blocks()), 1e-10);
+    EXPECT_LT(relative_difference(inspect(gpu)->delta(), inspect(cpu)->delta()), 1e-6);
     std::mt19937 rng(7);
     std::normal_distribution<double> n(0.0, 1.0);
     std::vector<double> x(s.f_tangent_size);
     for (double& v : x) v = n(rng);
-    EXPECT_LT(relative_difference(gpu->schur_product(x), cpu->schur_product(x)), 1e-13);
+    EXPECT_LT(relative_difference(inspect(gpu)->schur_product(x), inspect(cpu)->schur_product(x)), 1e-13);
   }
   double cpu_candidate = 0, gpu_candidate = 0;
   ASSERT_TRUE(cpu->evaluate_candidate(&cpu_candidate));

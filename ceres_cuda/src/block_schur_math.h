@@ -57,21 +57,30 @@ LINALG_HD void sandwich(const double* Wa, int t_a, const double* V, int e, const
 }
 
 // rows_r = sum over residual r's cells of J x (its e-cell left out when f_only); x a tangent vector.
+// The sums below run in arrays of the bounds' size, unrolled and guarded, so that on the GPU they stay
+// in registers instead of read-modify-writes of memory; the order of the additions is the same.
 LINALG_HD void row_product(const BlockSparseView& v, int r, const double* x, bool f_only, double* rows) {
   const int m = v.rows(r);
-  double* out = rows + v.row_offset[r];
-  for (int a = 0; a < m; ++a) out[a] = 0.0;
+  double acc[kMaxResidualBlockSize];
+#pragma unroll
+  for (int a = 0; a < kMaxResidualBlockSize; ++a) acc[a] = 0.0;
   for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
     if (f_only && c == v.e_cell[r]) continue;
     const int b = v.cells[c].block, t = v.tangent_size[b];
     const double* J = v.cell(c);
     const double* xb = x + v.tangent_offset[b];
-    for (int a = 0; a < m; ++a) {
+#pragma unroll
+    for (int a = 0; a < kMaxResidualBlockSize; ++a) {
+      if (a >= m) break;
       double sum = 0.0;
       for (int k = 0; k < t; ++k) sum += J[a * t + k] * xb[k];
-      out[a] += sum;
+      acc[a] += sum;
     }
   }
+  double* out = rows + v.row_offset[r];
+#pragma unroll
+  for (int a = 0; a < kMaxResidualBlockSize; ++a)
+    if (a < m) out[a] = acc[a];
 }
 
 // rows_r -= E_r w_p for residual r's e-block p; w an e-part vector (tangent offsets less f_tangent_size).
@@ -92,25 +101,41 @@ LINALG_HD void subtract_e_term(const BlockSparseView& v, int r, const double* w,
 // sum (t values) += J_b' rows over positions [begin, end) of block b's column.
 LINALG_HD void column_product_add(const BlockSparseView& v, int b, int begin, int end, const double* rows, double* sum) {
   const int t = v.tangent_size[b];
+  double acc[kMaxFBlockTangentSize];
+#pragma unroll
+  for (int k = 0; k < kMaxFBlockTangentSize; ++k) acc[k] = k < t ? sum[k] : 0.0;
   for (int q = begin; q < end; ++q) {
     const int c = v.column_cells[q];
     const int r = v.cells[c].residual;
     const double* J = v.cell(c);
     const double* y = rows + v.row_offset[r];
     for (int a = 0, m = v.rows(r); a < m; ++a)
-      for (int k = 0; k < t; ++k) sum[k] += J[a * t + k] * y[a];
+#pragma unroll
+      for (int k = 0; k < kMaxFBlockTangentSize; ++k)
+        if (k < t) acc[k] += J[a * t + k] * y[a];
   }
+#pragma unroll
+  for (int k = 0; k < kMaxFBlockTangentSize; ++k)
+    if (k < t) sum[k] = acc[k];
 }
 
 // sum (t values) += the squares of block b's Jacobian columns over positions [begin, end).
 LINALG_HD void column_norms_add(const BlockSparseView& v, int b, int begin, int end, double* sum) {
   const int t = v.tangent_size[b];
+  double acc[kMaxFBlockTangentSize];
+#pragma unroll
+  for (int k = 0; k < kMaxFBlockTangentSize; ++k) acc[k] = k < t ? sum[k] : 0.0;
   for (int q = begin; q < end; ++q) {
     const int c = v.column_cells[q];
     const double* J = v.cell(c);
     for (int a = 0, m = v.rows(v.cells[c].residual); a < m; ++a)
-      for (int k = 0; k < t; ++k) sum[k] += J[a * t + k] * J[a * t + k];
+#pragma unroll
+      for (int k = 0; k < kMaxFBlockTangentSize; ++k)
+        if (k < t) acc[k] += J[a * t + k] * J[a * t + k];
   }
+#pragma unroll
+  for (int k = 0; k < kMaxFBlockTangentSize; ++k)
+    if (k < t) sum[k] = acc[k];
 }
 
 // ColumnChunks' arrays, and the two stages of a chunked column sum: a chunk's partial sums (at

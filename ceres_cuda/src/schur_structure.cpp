@@ -49,18 +49,23 @@ void choose_e_blocks(const ResidualBlocks& residuals, std::vector<BlockInfo>* bl
     for (long k = residuals.start[r]; k < residuals.start[r + 1]; ++k)
       if (variable(residuals.block[k])) column[next[residuals.block[k]]++] = r;
 
+  // A neighbour counts once: each thread marks the ones it has met for the block at hand (last_seen
+  // holds the block it was met for), which a block shared by every residual needs, with millions.
   std::vector<long> degree(B, 0);
 #pragma omp parallel
   {
-    std::vector<int> neighbours;
+    std::vector<int> last_seen(B, -1);
 #pragma omp for schedule(dynamic, 256)
     for (int b = 0; b < B; ++b) {
-      neighbours.clear();
+      long count = 0;
       for (long q = column_start[b]; q < column_start[b + 1]; ++q)
-        for (long k = residuals.start[column[q]]; k < residuals.start[column[q] + 1]; ++k)
-          if (residuals.block[k] != b && variable(residuals.block[k])) neighbours.push_back(residuals.block[k]);
-      std::sort(neighbours.begin(), neighbours.end());
-      degree[b] = std::unique(neighbours.begin(), neighbours.end()) - neighbours.begin();
+        for (long k = residuals.start[column[q]]; k < residuals.start[column[q] + 1]; ++k) {
+          const int n = residuals.block[k];
+          if (n == b || !variable(n) || last_seen[n] == b) continue;
+          last_seen[n] = b;
+          ++count;
+        }
+      degree[b] = count;
     }
   }
   std::vector<int> queue;

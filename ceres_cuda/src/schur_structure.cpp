@@ -9,7 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "block_use_table.h"
+#include "counting_sort.h"
 #include "phase_log.h"
+#include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -173,55 +176,98 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   // Parameter blocks in Ceres' program order, which its independent set follows between blocks of equal
   // degree: the order in which AddResidualBlock first met them (Problem::GetParameterBlocks lists them
   // by address instead). A block added alone with AddParameterBlock takes its first residual's place
-  // here; blocks that no residual uses come last (the reduced program drops them).
+  // here; blocks that no residual uses come last (the reduced program drops them). Ceres' queries run
+  // on all threads (millions of residual blocks at real sizes); a block's place is its first position
+  // among all residuals' blocks, an integer minimum in a table of the blocks (the same whatever order
+  // the threads take).
   std::vector<ceres::ResidualBlockId> ids;
   problem->GetResidualBlocks(&ids);
   if (ids.empty()) return "the problem has no residual blocks";
-  structure->num_residual_blocks = static_cast<int>(ids.size());
-  std::vector<double*> user_blocks;
-  problem->GetParameterBlocks(&user_blocks);
-  std::vector<BlockInfo> blocks;
-  blocks.reserve(user_blocks.size());
-  std::unordered_map<const double*, int> index_of;
-  index_of.reserve(user_blocks.size());
-  std::string reason;
-  auto add_block = [&](double* user) {
-    if (index_of.count(user) != 0) return index_of[user];
-    BlockInfo info;
-    info.user = user;
-    info.size = problem->ParameterBlockSize(user);
-    info.tangent_size = problem->ParameterBlockTangentSize(user);
-    info.manifold = problem->GetManifold(user);
-    info.constant = problem->IsParameterBlockConstant(user);
-    structure->num_parameters += info.size;
-    structure->num_effective_parameters += info.tangent_size;
-    if (!info.constant && has_bounds(*problem, user, info.size))
-      reason = "a parameter block has bounds (ceres_cuda's minimizer has no bounds constraints)";
-    blocks.push_back(info);
-    return index_of[user] = static_cast<int>(blocks.size()) - 1;
-  };
-
-  // Residual blocks: their blocks as indices, and which blocks the reduced program keeps.
+  const long R = static_cast<long>(ids.size());
+  structure->num_residual_blocks = static_cast<int>(R);
+  const SetUpThreads threads(R);
   ResidualBlocks residual_blocks;
-  residual_blocks.start.reserve(ids.size() + 1);
-  std::vector<double*> scratch;
-  for (std::size_t r = 0; r < ids.size(); ++r) {
-    problem->GetParameterBlocksForResidualBlock(ids[r], &scratch);
+  residual_blocks.start.assign(R + 1, 0);
+  long bad_residual = R, residuals = 0;
+#pragma omp parallel for schedule(static) reduction(min : bad_residual) reduction(+ : residuals)
+  for (long r = 0; r < R; ++r) {
     const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(ids[r]);
     const int size = cost->num_residuals();
-    structure->num_residuals += size;
-    if (size < 1 || size > kMaxResidualBlockSize)
-      return "a residual block has " + std::to_string(size) + " residuals (ceres_cuda takes 1 to " +
-             std::to_string(kMaxResidualBlockSize) + ")";
-    for (double* user : scratch) {
-      const int b = add_block(user);
-      residual_blocks.block.push_back(b);
-      if (!blocks[b].constant) blocks[b].used = true;
-    }
-    residual_blocks.start.push_back(static_cast<long>(residual_blocks.block.size()));
+    residuals += size;
+    if (size < 1 || size > kMaxResidualBlockSize) bad_residual = std::min(bad_residual, r);
+    residual_blocks.start[r + 1] = static_cast<long>(cost->parameter_block_sizes().size());
   }
-  for (double* user : user_blocks) add_block(user);
-  if (!reason.empty()) return reason;
+  if (bad_residual < R)
+    return "a residual block has " +
+           std::to_string(problem->GetCostFunctionForResidualBlock(ids[bad_residual])->num_residuals()) +
+           " residuals (ceres_cuda takes 1 to " + std::to_string(kMaxResidualBlockSize) + ")";
+  structure->num_residuals = static_cast<int>(residuals);
+  for (long r = 0; r < R; ++r) residual_blocks.start[r + 1] += residual_blocks.start[r];
+  const long positions = residual_blocks.start[R];
+  if (positions > std::numeric_limits<int>::max()) return "more than 2^31 parameter blocks in residual blocks";
+
+  std::vector<double*> user_blocks;
+  problem->GetParameterBlocks(&user_blocks);
+  BlockUseTable table(user_blocks.size());
+  std::vector<int> slot_of(positions);
+#pragma omp parallel
+  {
+    std::vector<double*> scratch;
+#pragma omp for schedule(static)
+    for (long r = 0; r < R; ++r) {
+      problem->GetParameterBlocksForResidualBlock(ids[r], &scratch);
+      for (std::size_t k = 0; k < scratch.size(); ++k) {
+        const long position = residual_blocks.start[r] + static_cast<long>(k);
+        const int slot = table.insert(scratch[k]);
+        table.use(slot, 0, static_cast<int>(position));
+        slot_of[position] = slot;
+      }
+    }
+  }
+  // The blocks in order of first position, then those no residual uses.
+  std::vector<BlockInfo> blocks;
+  std::vector<int> number_of_slot(table.capacity(), -1);
+  const long used = parallel_counting_sort(
+      positions, 1, [&](long p) { return table.first_use(slot_of[p], 0) == p ? 0 : -1; },
+      [&](long p, long n) { number_of_slot[slot_of[p]] = static_cast<int>(n); })[1];
+  blocks.resize(used);
+#pragma omp parallel for schedule(static)
+  for (long slot = 0; slot < table.capacity(); ++slot)
+    if (number_of_slot[slot] >= 0) blocks[number_of_slot[slot]].user = table.key(slot);
+  for (double* user : user_blocks)
+    if (table.find(user) < 0) blocks.push_back(BlockInfo{user});
+  std::unordered_map<const double*, int> index_of;  // for the user's ordering, which names blocks by address
+  if (options.linear_solver_ordering && options.linear_solver_ordering->NumGroups() > 1) {
+    index_of.reserve(blocks.size());
+    for (std::size_t b = 0; b < blocks.size(); ++b) index_of.emplace(blocks[b].user, static_cast<int>(b));
+  }
+
+  // What Ceres says of each block (a look-up in its std::map per question), on all threads.
+  const long B = static_cast<long>(blocks.size());
+  long parameters = 0, effective = 0, bounded = 0;
+#pragma omp parallel for schedule(static) reduction(+ : parameters, effective, bounded)
+  for (long b = 0; b < B; ++b) {
+    BlockInfo& info = blocks[b];
+    info.size = problem->ParameterBlockSize(info.user);
+    info.tangent_size = problem->ParameterBlockTangentSize(info.user);
+    info.manifold = problem->GetManifold(info.user);
+    info.constant = problem->IsParameterBlockConstant(info.user);
+    parameters += info.size;
+    effective += info.tangent_size;
+    bounded += !info.constant && has_bounds(*problem, info.user, info.size);
+  }
+  if (bounded > 0) return "a parameter block has bounds (ceres_cuda's minimizer has no bounds constraints)";
+  structure->num_parameters = static_cast<int>(parameters);
+  structure->num_effective_parameters = static_cast<int>(effective);
+
+  // Residual blocks: their blocks as indices, and which blocks the reduced program keeps.
+  residual_blocks.block.resize(positions);
+#pragma omp parallel for schedule(static)
+  for (long p = 0; p < positions; ++p) residual_blocks.block[p] = number_of_slot[slot_of[p]];
+  for (long p = 0; p < positions; ++p) {
+    BlockInfo& info = blocks[residual_blocks.block[p]];
+    if (!info.constant) info.used = true;
+  }
   phase("blocks and residual blocks");
   structure->num_parameter_blocks = static_cast<int>(blocks.size());
 

@@ -1,9 +1,10 @@
 #pragma once
 // What the Levenberg-Marquardt loop (lm_minimizer.cpp) asks of the linear algebra: evaluate at the
-// current point, solve for a trust-region step, try it, accept it. Two implementations: the CPU
-// reference (cpu_engine.cpp, blocks in natural layout, OpenMP) and the GPU one (cuda_engine.cu,
-// continuous-element layout). Both keep x, the candidate, residuals and the (scaled) Jacobian
-// themselves; the loop only sees scalars.
+// current point, solve for a trust-region step, try it, accept it. Two families of implementations,
+// each on the CPU and on the GPU: the BAL shape's (cpu_engine.cpp, blocks in natural layout, OpenMP;
+// cuda_engine.cu, continuous-element layout) and the general structure's (general_cpu_engine.cpp,
+// general_cuda_engine.cu, on JacobianCells). Each keeps x, the candidate, residuals and the (scaled)
+// Jacobian itself; the loop only sees scalars.
 #include <ceres/solver.h>
 
 #include <memory>

@@ -246,7 +246,7 @@ std::unique_ptr<detail::BaEngine> start_engine(Backend backend, SolveDetails::Pa
 
 // The engine for the problem, or null with the reason to hand it to ceres::Solve. A BAL-shaped
 // problem (one camera and one 3-value point per residual, no manifolds) runs on the engines built for
-// it, on the GPU when there is one; any other Schur-shaped problem on the general CPU engine.
+// it, any other Schur-shaped problem on the general structure's; each on the GPU when there is one.
 struct EngineChoice {
   std::unique_ptr<detail::BaEngine> engine;
   std::string reason;

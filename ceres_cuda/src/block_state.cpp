@@ -60,11 +60,11 @@ double BlockState::step_norm() const {
 }
 
 bool BlockState::projected_gradient_norms(const std::vector<double>& gradient, double* norm, double* max_norm) const {
-  std::vector<double> minus(gradient.size());
-  for (std::size_t k = 0; k < minus.size(); ++k) minus[k] = -gradient[k];
-  std::vector<double> moved = x_;
-  if (!plus(x_.data(), minus.data(), moved.data())) return false;
-  difference_norms(x_, moved, norm, max_norm);
+  minus_gradient_.resize(gradient.size());
+  for (std::size_t k = 0; k < gradient.size(); ++k) minus_gradient_[k] = -gradient[k];
+  moved_ = x_;  // the constant blocks' values too, which Plus leaves alone
+  if (!plus(x_.data(), minus_gradient_.data(), moved_.data())) return false;
+  difference_norms(x_, moved_, norm, max_norm);
   return true;
 }
 

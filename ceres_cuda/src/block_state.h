@@ -35,6 +35,8 @@ class BlockState {
   int threads_;
   long variable_values_;  // the variable blocks' ambient values lead the state
   std::vector<double> x_, candidate_;
+  // projected_gradient_norms' scratch, once per LM iteration: kept, so that it allocates nothing.
+  mutable std::vector<double> minus_gradient_, moved_;
 };
 
 }  // namespace ceres_cuda::detail

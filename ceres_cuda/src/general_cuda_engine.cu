@@ -1,6 +1,7 @@
-// The GPU engine of the general structure (SchurStructure): the user's cost functions and manifolds
-// run on CPU threads (ThreadedEvaluator, BlockState), the Jacobian goes to the device once per
-// evaluation at x, and the whole linear algebra of a step runs there on JacobianCells' layout with
+// The GPU engine of the general structure (SchurStructure): the library's cost functions are evaluated
+// on the GPU (DeviceFamilies), the user's on CPU threads (ThreadedEvaluator) with their rows of the
+// Jacobian going to the device in one copy per evaluation at x; manifolds (Plus, PlusJacobian) run on
+// the host (BlockState), and the whole linear algebra of a step runs there on JacobianCells' layout with
 // block_schur_math.h's functions (block_schur_kernels.cuh): Jacobi scaling, the LM diagonal, the
 // e-blocks' inverses, the reduced right-hand side, PCG on the implicit Schur complement with the
 // SCHUR_JACOBI or JACOBI blocks (ITERATIVE_SCHUR), or the explicit reduced matrix factored by
@@ -16,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "block_schur_kernels.cuh"
+#include "device_families.h"
 #include "device_reductions.cuh"
 #include "host_evaluated_engine.h"
 #include "linalg_cuda/backend.h"
@@ -90,7 +94,9 @@ class BlockDiagonal final : public linalg_cuda::Preconditioner {
 class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspection {
  public:
   GeneralCudaEngine(const SchurStructure& structure, const EngineOptions& options)
-      : HostEvaluatedEngine(structure, options), stream_(linalg_cuda::thread_context().stream()) {
+      : HostEvaluatedEngine(structure, options,
+                            first_host_residual(structure.families, static_cast<int>(structure.residuals.size()))),
+        stream_(linalg_cuda::thread_context().stream()) {
     PhaseLog phase("general GPU engine");  // its members (cells, evaluator, state) are built by now
     n_ = structure.tangent_size();
     nf_ = structure.f_tangent_size;
@@ -123,8 +129,12 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
                             d_row_offset_.as<long>(),      d_column_start_.as<int>(),   d_column_cells_.as<int>(),
                             d_e_sorted_cells_.as<int>(),   d_tangent_size_.as<int>(),   d_tangent_offset_.as<long>(),
                             nullptr,                       structure.f_tangent_size,    structure.first_e_block()};
-    host_jacobian_.reserve(std::max<long>(1, cells_.num_values) * sizeof(double));
-    host_f_.reserve(std::max<long>(1, cells_.num_rows) * sizeof(double));
+    host_jacobian_.reserve(std::max<long>(1, evaluator_.num_jacobian_values()) * sizeof(double));
+    host_f_.reserve(std::max<long>(1, evaluator_.num_f()) * sizeof(double));
+    families_ = std::make_unique<DeviceFamilies>(structure, evaluator_.plus_jacobian_offsets(), d_cells_.as<JacobianCell>(),
+                                                 d_row_start_.as<int>(), d_row_offset_.as<long>(),
+                                                 d_tangent_size_.as<int>(), stream_);
+    if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
     view_.jacobian = jacobian_.data();
     f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
@@ -157,18 +167,37 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
   bool evaluate_at_x(double* cost) override {
-    double* jacobian = host_jacobian_.as<double>();
-    double* f = host_f_.as<double>();
-    const bool ok = evaluate_jacobian(f, jacobian, cost);
     const auto start = std::chrono::steady_clock::now();
-    if (ok) {  // the one upload of the iteration; the gradient J'f comes back for its projected norms
-      copy_to_device(jacobian_.data(), jacobian, cells_.num_values);
-      copy_to_device(f_.data(), f, cells_.num_rows);
+    bool ok = evaluator_.update_plus_jacobians(state_.x());
+    if (ok) {  // the device families run while the CPU threads evaluate the rest
+      families_->launch(state_.x(), &evaluator_.plus_jacobians(), f_.data(), jacobian_.data());
+      double host_cost = 0.0, device_cost = 0.0;
+      ok = evaluator_.evaluate(state_.x(), host_f_.as<double>(), host_jacobian_.as<double>(), &host_cost);
+      if (ok) {  // the one upload of the iteration
+        copy_to_device(jacobian_.data() + evaluator_.jacobian_offset(), host_jacobian_.as<double>(),
+                       evaluator_.num_jacobian_values());
+        copy_to_device(f_.data() + evaluator_.f_offset(), host_f_.as<double>(), evaluator_.num_f());
+      }
+      ok = families_->finish(&device_cost) && ok;
+      *cost = device_cost + host_cost;
+      ok = ok && std::isfinite(*cost);
+    }
+    if (ok) {  // the gradient J'f comes back for its projected norms
       column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
       copy_to_host(host_gradient_.data(), gradient_.data(), n_);
     }
-    counters_.jacobian_seconds += seconds_since(start);  // the upload counts as the evaluation's
+    counters_.jacobian_seconds += seconds_since(start);
+    ++counters_.jacobian_evaluations;
     return ok;
+  }
+
+  bool candidate_cost(double* cost) override {
+    families_->launch(state_.candidate(), nullptr, candidate_f_device_.data(), nullptr);
+    double host_cost = 0.0, device_cost = 0.0;
+    const bool host_ok = HostEvaluatedEngine::candidate_cost(&host_cost);
+    const bool ok = families_->finish(&device_cost) && host_ok;
+    *cost = device_cost + host_cost;
+    return ok && std::isfinite(*cost);
   }
 
   bool gradient_norms(double* norm, double* max_norm) override {
@@ -256,8 +285,10 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   std::vector<double> preconditioner_blocks() override { return blocks_.to_std(); }
   std::vector<double> delta() override { return host_delta_; }
   std::string description() const override {
-    return std::string("cuda (general structure: cost functions on ") + std::to_string(options_.num_threads) +
-           " CPU thread(s), the linear algebra on the GPU)";
+    const long device = families_->num_residuals(), all = static_cast<long>(s_.residuals.size());
+    return std::string("cuda (general structure: ") + std::to_string(device) + " of " + std::to_string(all) +
+           " residual blocks evaluated on the GPU, the rest on " + std::to_string(options_.num_threads) +
+           " CPU thread(s); the linear algebra on the GPU)";
   }
 
   // S x = F'(F x - E V^-1 E'F x) + D_f^2 x, on the stream, without synchronising (the PCG captures it).
@@ -454,7 +485,9 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   ChunkView product_chunks_{}, diagonal_chunks_{};  // ColumnChunks of products and norms, and of the preconditioner
   std::vector<int> product_chunk_start_;
   int num_diagonal_chunks_ = 0;
-  linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the evaluation's output, uploaded from pinned memory
+  linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the CPU threads' rows, uploaded from pinned memory
+  std::unique_ptr<DeviceFamilies> families_;
+  DeviceVector<double> candidate_f_device_;  // the device families' residuals at the candidate
   std::vector<double> host_gradient_, host_delta_;
   DeviceVector<double> jacobian_, f_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_, v_inverse_, blocks_,
       rhs_, y_, y_e_, per_residual_, partials_, dense_, g_, work_;

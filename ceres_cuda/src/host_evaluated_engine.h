@@ -3,7 +3,8 @@
 // Jacobian's cell layout, the user's cost functions on CPU threads (ThreadedEvaluator) and the
 // parameter values on the host (BlockState), with the steps of the LM loop that only touch those:
 // the candidate's cost, the norms of x and of the step, accepting the candidate, writing x back.
-// A subclass solves the step and keeps it, a host tangent vector, for step().
+// A subclass solves the step and keeps it, a host tangent vector, for step(). The evaluator takes the
+// residuals from first_host_residual on (all of them unless a subclass evaluates others elsewhere).
 #include <vector>
 
 #include "ba_engine.h"
@@ -25,9 +26,12 @@ class HostEvaluatedEngine : public BaEngine {
   const EngineCounters& counters() const override { return counters_; }
 
  protected:
-  HostEvaluatedEngine(const SchurStructure& structure, const EngineOptions& options);
-  // Residuals and Jacobian at x into host arrays (JacobianCells' layout), timed and counted.
+  HostEvaluatedEngine(const SchurStructure& structure, const EngineOptions& options, int first_host_residual = 0);
+  // The evaluator's residuals and Jacobian at x into host arrays (its range of JacobianCells' layout),
+  // timed and counted.
   bool evaluate_jacobian(double* f, double* jacobian, double* cost);
+  // The cost at the candidate (evaluate_candidate times and counts it); by default, the evaluator's.
+  virtual bool candidate_cost(double* cost);
   // The last step delta (scaled back by the Jacobi scaling), a host tangent vector.
   virtual const double* step() const = 0;
 

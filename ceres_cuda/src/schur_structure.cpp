@@ -312,28 +312,56 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   if (structure->num_e_blocks == 0) return "no parameter block is eliminated (ordering group 0 has no variable block)";
   if (structure->num_f_blocks == 0) return "every variable parameter block is eliminated (no reduced system is left)";
 
-  for (std::size_t r = 0; r < ids.size(); ++r) {
-    SchurResidual residual;
-    residual.id = ids[r];
-    residual.cost = problem->GetCostFunctionForResidualBlock(ids[r]);
-    residual.loss = problem->GetLossFunctionForResidualBlock(ids[r]);
-    residual.size = residual.cost->num_residuals();
-    residual.first_param = static_cast<long>(structure->params.size());
-    residual.num_params = static_cast<int>(residual_blocks.start[r + 1] - residual_blocks.start[r]);
-    bool varies = false;
+  // Residual blocks, on all threads: their blocks' numbers, their e-block, whether any block varies and
+  // their family; then placed family after family (the fixed ones apart), in program order within each.
+  structure->params.resize(positions);
+#pragma omp parallel for schedule(static)
+  for (long p = 0; p < positions; ++p) structure->params[p] = number[residual_blocks.block[p]];
+  std::vector<int> e_block_of(R, -1);
+  std::vector<CostModel> model_of(R, CostModel::Host);
+  std::vector<char> varies(R, 0);
+  long two_e_blocks = R;
+#pragma omp parallel for schedule(static) reduction(min : two_e_blocks)
+  for (long r = 0; r < R; ++r) {
     for (long k = residual_blocks.start[r]; k < residual_blocks.start[r + 1]; ++k) {
-      const int b = residual_blocks.block[k];
-      varies = varies || !blocks[b].constant;
-      const int n = number[b];
-      structure->params.push_back(n);
+      const int n = structure->params[k];
+      varies[r] = varies[r] || structure->is_variable(n);
       if (!structure->is_e_block(n)) continue;
-      if (residual.e_block >= 0)
-        return "a residual block depends on two eliminated (e-) blocks: group 0 of linear_solver_ordering is not an "
-               "independent set";
-      residual.e_block = n;
+      if (e_block_of[r] >= 0) two_e_blocks = std::min(two_e_blocks, r);
+      e_block_of[r] = n;
     }
-    (varies ? structure->residuals : structure->fixed_residuals).push_back(residual);
+    if (varies[r]) model_of[r] = cost_model_of(problem->GetCostFunctionForResidualBlock(ids[r]));
   }
+  if (two_e_blocks < R)
+    return "a residual block depends on two eliminated (e-) blocks: group 0 of linear_solver_ordering is not an "
+           "independent set";
+  std::vector<int> family_of(R, -1);
+  FamilyAssignment assignment;
+  for (long r = 0; r < R; ++r)
+    if (varies[r]) family_of[r] = assignment.family_of(model_of[r], problem->GetLossFunctionForResidualBlock(ids[r]));
+  std::vector<int> rank;
+  structure->families = assignment.ordered(&rank);
+  const int F = static_cast<int>(structure->families.size());
+  std::vector<SchurResidual> placed(R);
+  const std::vector<long> family_start = parallel_counting_sort(
+      R, F + 1, [&](long r) { return varies[r] ? rank[family_of[r]] : F; },
+      [&](long r, long position) {
+        SchurResidual& residual = placed[position];
+        residual.id = ids[r];
+        residual.cost = problem->GetCostFunctionForResidualBlock(ids[r]);
+        residual.loss = problem->GetLossFunctionForResidualBlock(ids[r]);
+        residual.size = residual.cost->num_residuals();
+        residual.first_param = residual_blocks.start[r];
+        residual.num_params = static_cast<int>(residual_blocks.start[r + 1] - residual_blocks.start[r]);
+        residual.e_block = e_block_of[r];
+      });
+  for (int f = 0; f < F; ++f) {
+    structure->families[f].first = static_cast<int>(family_start[f]);
+    structure->families[f].last = static_cast<int>(family_start[f + 1]);
+  }
+  structure->fixed_residuals.assign(placed.begin() + family_start[F], placed.end());
+  placed.resize(family_start[F]);
+  structure->residuals = std::move(placed);
   phase("numbering and residuals");
   return "";
 }

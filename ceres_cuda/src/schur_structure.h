@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "residual_families.h"
+
 namespace ceres_cuda::detail {
 
 constexpr int kMaxEBlockTangentSize = 4;
@@ -44,7 +46,8 @@ struct SchurStructure {
   int num_f_blocks = 0, num_e_blocks = 0;
   long f_tangent_size = 0, e_tangent_size = 0;  // values in the f- and e-parts of tangent vectors
   long state_size = 0;                          // ambient values of all blocks (constant ones included)
-  std::vector<SchurResidual> residuals;         // at least one of their blocks varies
+  std::vector<SchurResidual> residuals;         // at least one of their blocks varies; family after family
+  std::vector<ResidualFamily> families;         // ranges of residuals (residual_families.h)
   std::vector<SchurResidual> fixed_residuals;   // every block constant: they add fixed cost only
   std::vector<int> params;                      // block indices, see SchurResidual::first_param
 

@@ -183,7 +183,7 @@ void hand_to_ceres(const ceres::Solver::Options& options, ceres::Problem* proble
 const char* to_string(SolveDetails::Path path) {
   switch (path) {
     case SolveDetails::Path::FastGpu: return "gpu (fast path)";
-    case SolveDetails::Path::GenericGpu: return "gpu (generic evaluation on CPU threads)";
+    case SolveDetails::Path::GenericGpu: return "gpu (general engine)";
     case SolveDetails::Path::Cpu: return "cpu reference";
     case SolveDetails::Path::CeresFallback: return "ceres::Solve (fallback)";
   }

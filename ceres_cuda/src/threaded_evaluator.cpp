@@ -32,8 +32,24 @@ bool all_finite(const double* v, long n) {
 
 }  // namespace
 
-ThreadedEvaluator::ThreadedEvaluator(const SchurStructure& structure, const JacobianCells& cells, int threads)
-    : structure_(structure), cells_(cells), threads_(threads), cost_(structure.residuals.size()) {
+ThreadedEvaluator::ThreadedEvaluator(const SchurStructure& structure, const JacobianCells& cells, int threads, int first,
+                                     int last)
+    : structure_(structure),
+      cells_(cells),
+      threads_(threads),
+      first_(first),
+      last_(last < 0 ? static_cast<int>(structure.residuals.size()) : last) {
+  cost_.resize(last_ - first_);
+  f_offset_ = cells.row_offset[first_];
+  num_f_ = cells.row_offset[last_] - f_offset_;
+  const int first_cell = cells.row_start[first_], end_cell = cells.row_start[last_];
+  if (end_cell > first_cell) {
+    const JacobianCell& last_cell = cells.cells[end_cell - 1];
+    jacobian_offset_ = cells.cells[first_cell].values;
+    num_jacobian_values_ = last_cell.values + static_cast<long>(structure.residuals[last_cell.residual].size) *
+                                                  structure.blocks[last_cell.block].tangent_size -
+                           jacobian_offset_;
+  }
   long values = 0;
   plus_jacobian_offset_.assign(structure.num_variable_blocks(), -1);
   for (int b = 0; b < structure.num_variable_blocks(); ++b) {
@@ -45,23 +61,27 @@ ThreadedEvaluator::ThreadedEvaluator(const SchurStructure& structure, const Jaco
   plus_jacobian_.resize(values);
 }
 
-bool ThreadedEvaluator::evaluate(const double* state, double* f_all, double* jacobian, double* cost) {
+bool ThreadedEvaluator::update_plus_jacobians(const double* state) {
   const SchurStructure& s = structure_;
   int failed = 0;
-  if (jacobian != nullptr) {
 #pragma omp parallel for schedule(static) num_threads(threads_) reduction(+ : failed)
-    for (int b = 0; b < s.num_variable_blocks(); ++b) {
-      const long offset = plus_jacobian_offset_[b];
-      if (offset < 0) continue;
-      const SchurBlock& block = s.blocks[b];
-      double* pj = plus_jacobian_.data() + offset;
-      failed += !guarded_call([&] { return block.manifold->PlusJacobian(state + block.offset, pj); }) ||
-                !all_finite(pj, static_cast<long>(block.size) * block.tangent_size);
-    }
-    if (failed) return false;
+  for (int b = 0; b < s.num_variable_blocks(); ++b) {
+    const long offset = plus_jacobian_offset_[b];
+    if (offset < 0) continue;
+    const SchurBlock& block = s.blocks[b];
+    double* pj = plus_jacobian_.data() + offset;
+    failed += !guarded_call([&] { return block.manifold->PlusJacobian(state + block.offset, pj); }) ||
+              !all_finite(pj, static_cast<long>(block.size) * block.tangent_size);
   }
+  return failed == 0;
+}
 
-  const int R = static_cast<int>(s.residuals.size());
+bool ThreadedEvaluator::evaluate(const double* state, double* f_range, double* jacobian_range, double* cost) {
+  const SchurStructure& s = structure_;
+  int failed = 0;
+  const bool want_jacobian = jacobian_range != nullptr;
+  // A cell's values in the range's array.
+  auto values_of = [&](const JacobianCell& cell) { return jacobian_range + (cell.values - jacobian_offset_); };
 #pragma omp parallel num_threads(threads_) reduction(+ : failed)
   {
     std::vector<const double*> params;
@@ -69,11 +89,11 @@ bool ThreadedEvaluator::evaluate(const double* state, double* f_all, double* jac
     std::vector<double> ambient;  // cost-function Jacobians of blocks with a manifold, before projection
     std::vector<long> ambient_offset;
 #pragma omp for schedule(static)
-    for (int r = 0; r < R; ++r) {
+    for (int r = first_; r < last_; ++r) {
       const SchurResidual& residual = s.residuals[r];
       const int m = residual.size;
       const int* blocks = s.params_of(residual);
-      double* f = f_all + cells_.row_offset[r];
+      double* f = f_range + (cells_.row_offset[r] - f_offset_);
       params.resize(residual.num_params);
       jacobians.assign(residual.num_params, nullptr);
       ambient_offset.assign(residual.num_params, -1);
@@ -81,20 +101,20 @@ bool ThreadedEvaluator::evaluate(const double* state, double* f_all, double* jac
       for (int k = 0; k < residual.num_params; ++k) {
         const SchurBlock& block = s.blocks[blocks[k]];
         params[k] = state + block.offset;
-        if (jacobian != nullptr && s.is_variable(blocks[k]) && block.manifold != nullptr) {
+        if (want_jacobian && s.is_variable(blocks[k]) && block.manifold != nullptr) {
           ambient_offset[k] = ambient_values;
           ambient_values += static_cast<long>(m) * block.size;
         }
       }
-      if (jacobian != nullptr) {
+      if (want_jacobian) {
         ambient.resize(ambient_values);
         for (int c = cells_.row_start[r]; c < cells_.row_start[r + 1]; ++c) {
           const JacobianCell& cell = cells_.cells[c];
           jacobians[cell.slot] =
-              ambient_offset[cell.slot] >= 0 ? ambient.data() + ambient_offset[cell.slot] : jacobian + cell.values;
+              ambient_offset[cell.slot] >= 0 ? ambient.data() + ambient_offset[cell.slot] : values_of(cell);
         }
       }
-      double** out = jacobian != nullptr ? jacobians.data() : nullptr;
+      double** out = want_jacobian ? jacobians.data() : nullptr;
       if (!guarded_call([&] { return residual.cost->Evaluate(params.data(), f, out); }) ||
           !all_finite(f, m)) {
         ++failed;
@@ -102,19 +122,19 @@ bool ThreadedEvaluator::evaluate(const double* state, double* f_all, double* jac
       }
       LossCorrection correction;
       const bool loss_evaluated = guarded_call([&] {
-        cost_[r] = residual_cost(residual.loss, f, m, &correction);
+        cost_[r - first_] = residual_cost(residual.loss, f, m, &correction);
         return true;
       });
       if (!loss_evaluated) {
         ++failed;
         continue;
       }
-      if (jacobian == nullptr) continue;
+      if (!want_jacobian) continue;
       bool finite = true;
       for (int c = cells_.row_start[r]; c < cells_.row_start[r + 1]; ++c) {
         const JacobianCell& cell = cells_.cells[c];
         const SchurBlock& block = s.blocks[cell.block];
-        double* J = jacobian + cell.values;
+        double* J = values_of(cell);
         const int t = block.tangent_size;
         if (ambient_offset[cell.slot] >= 0) {  // J = (cost-function Jacobian) x PlusJacobian
           const double* A = ambient.data() + ambient_offset[cell.slot];

@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "ba_test_support.h"
+#include "ceres_cuda/quaternion_snavely_reprojection_error.h"
 
 namespace general_test {
 
@@ -284,6 +285,10 @@ struct Shape {
   int constant_point_stride = 0;     // every n-th point is constant (0: none)
   Loss loss = Loss::None;            // on the reprojection residuals
   bool mixed = false;                // 3-D measurements (size 3, shared sensor offset) and point priors
+  // The reprojections as ceres_cuda::QuaternionSnavelyReprojectionError (the GPU evaluates them) where
+  // the shape is Rotation::Quaternion (or its parameterization) with Euclidean points; otherwise the
+  // AutoDiff functor.
+  bool library_cost = false;
   std::uint32_t seed = 7;            // the prior centres and the 3-D measurement noise
   // The residual blocks added in reverse order: the same problem, whose sums Ceres forms in another
   // order (and whose blocks it numbers otherwise), to see how far rounding alone moves a solve.
@@ -333,7 +338,12 @@ void add_reprojections(GeneralProblem& g, const ceres_cuda::BALProblem& scene, c
     if constexpr (kPointSize == 1)
       for (int k = 0; k < 3; ++k) f.origin[k] = rays[j][k], f.ray[k] = rays[j][3 + k];
     double* K = g.intrinsics[shape.shared_intrinsics ? 0 : c];
-    if (pose7)
+    bool library = false;
+    if constexpr (kPointSize == 3) library = shape.library_cost && !pose7 && !eigen;
+    if (library)
+      out->push_back({ceres_cuda::QuaternionSnavelyReprojectionError::Create(f.u, f.v), loss,
+                      {g.rotations[c], g.translations[c], K, g.points[j]}});
+    else if (pose7)
       out->push_back({autodiff<2, 7, 3, kPointSize>(OnPose7<Reprojection<kPointSize>>{f}), loss,
                       {g.poses[c], K, g.points[j]}});
     else

@@ -170,6 +170,34 @@ const std::vector<Case>& cases() {
       {"CameraBlocksEliminated", many_views, Shape{}},
       {"CameraBlocksEliminatedJacobi", many_views, Shape{}, ceres::ITERATIVE_SCHUR, ceres::JACOBI},
       {"CameraBlocksEliminatedDense", many_views, Shape{}, ceres::DENSE_SCHUR, ceres::JACOBI},
+      // k. the library's QuaternionSnavelyReprojectionError, which the GPU evaluates, alone and beside
+      // the user's cost functions (priors, 3-D measurements) and losses.
+      {"LibraryCostLadybug", ladybug, shape([](Shape& s) { s.library_cost = true; }), ceres::ITERATIVE_SCHUR,
+       ceres::SCHUR_JACOBI, 6, true, first_steps(2)},
+      {"LibraryCostHuberLadybugSubsetSparse", ladybug_subset, shape([](Shape& s) {
+         s.library_cost = true;
+         s.loss = Loss::Huber;
+       }),
+       ceres::SPARSE_SCHUR, ceres::JACOBI},
+      {"LibraryCostPriorsSharedFixedK2Cauchy", synthetic<31>, shape([](Shape& s) {
+         s.library_cost = true;
+         s.prior = Prior::Pose;
+         s.shared_intrinsics = true;
+         s.fix_k2 = true;
+         s.constant_poses = 1;
+         s.loss = Loss::Cauchy;
+       })},
+      {"LibraryCostMixedResidualsDense", synthetic<37>, shape([](Shape& s) {
+         s.library_cost = true;
+         s.mixed = true;
+         s.constant_point_stride = 7;
+       }),
+       ceres::DENSE_SCHUR, ceres::JACOBI},
+      {"LibraryCostLocalParameterizationJacobi", synthetic<41>, shape([](Shape& s) {
+         s.library_cost = true;
+         s.rotation = R::QuaternionParameterization;
+       }),
+       ceres::ITERATIVE_SCHUR, ceres::JACOBI},
       // j. inverse depth: 1-value e-blocks.
       {"InverseDepthRandom", synthetic<3>, shape([](Shape& s) { s.point = P::InverseDepth; })},
       {"InverseDepthLadybugSubsetDense", ladybug_subset, shape([](Shape& s) { s.point = P::InverseDepth; }),

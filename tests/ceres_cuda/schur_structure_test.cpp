@@ -105,6 +105,44 @@ struct Cost2 : ceres::SizedCostFunction<2, 3, 3> {
   }
 };
 
+// Residuals lie family after family: the library's cost functions with a loss the GPU has first (one
+// family per model and loss object), then every other residual, each family in program order.
+TEST(SchurStructure, ResidualsGroupedIntoFamilies) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(5, 60, 9);
+  Shape shape;
+  shape.library_cost = true;
+  shape.prior = general_test::Prior::Pose;  // AutoDiff priors, added first: they go to the Host family
+  shape.loss = general_test::Loss::Huber;
+  general_test::GeneralProblem g = general_test::build(scene, shape);
+  // One more residual of the library's cost function, with a loss the kernels do not have.
+  g.problem->AddResidualBlock(ceres_cuda::QuaternionSnavelyReprojectionError::Create(1.0, 2.0),
+                              new ceres::ArctanLoss(1.0), g.rotations[0], g.translations[0], g.intrinsics[0],
+                              g.points[0]);
+  SchurStructure s;
+  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 5, true),
+                                    g.problem.get(), &s),
+            "");
+  ASSERT_EQ(s.families.size(), 2u);
+  const int observations = scene.num_observations(), priors = scene.num_cameras();
+  EXPECT_EQ(s.families[0].model, CostModel::QuaternionSnavely);
+  EXPECT_EQ(s.families[0].loss.kind, LossKind::Huber);
+  EXPECT_EQ(s.families[0].first, 0);
+  EXPECT_EQ(s.families[0].last, observations);
+  EXPECT_EQ(s.families[1].model, CostModel::Host);
+  EXPECT_EQ(s.families[1].first, observations);
+  EXPECT_EQ(s.families[1].last, observations + priors + 1);
+  EXPECT_EQ(static_cast<int>(s.residuals.size()), observations + priors + 1);
+  for (int r = 0; r < static_cast<int>(s.residuals.size()); ++r)
+    EXPECT_EQ(cost_model_of(s.residuals[r].cost) == CostModel::QuaternionSnavely &&
+                  s.residuals[r].loss == s.families[0].user_loss,
+              r < observations)
+        << r;
+  // Program order within a family: the priors (added first) lead the Host family, the Arctan one ends it.
+  EXPECT_EQ(s.residuals[observations].size, 6);
+  EXPECT_EQ(cost_model_of(s.residuals.back().cost), CostModel::QuaternionSnavely);
+  EXPECT_EQ(first_host_residual(s.families, static_cast<int>(s.residuals.size())), observations);
+}
+
 TEST(SchurStructure, SaysWhyItDoesNotTakeAProblem) {
   double a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, c[3] = {7, 8, 9};
   ceres::Problem problem;

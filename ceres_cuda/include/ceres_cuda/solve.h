@@ -33,7 +33,8 @@ using linalg_cuda::Backend;
 struct SolveDetails {
   enum class Path {
     FastGpu,      // SnavelyReprojectionError everywhere: evaluation and the LM step on the GPU
-    GenericGpu,   // any cost/loss/manifold: evaluated on CPU threads, Jacobians shipped to the GPU
+    GenericGpu,   // any other problem: the step on the GPU; the library's cost functions evaluated there,
+                  // the user's on CPU threads (`engine` says which)
     Cpu,          // the CPU reference engine (Backend::Cpu, or no CUDA device)
     CeresFallback // handed to ceres::Solve; fallback_reason says why
   };

@@ -1,0 +1,51 @@
+#pragma once
+// The library's cost functions as models the GPU evaluates: per model its residual count, its blocks'
+// ambient sizes, the per-residual constants (the observation) and evaluate(), which takes and gives
+// what ceres::CostFunction::Evaluate does (parameters per block; residuals; per block a row-major
+// Jacobian in the ambient space, or null). The public cost functions' Evaluate calls the same code, so
+// that the CPU engines and Ceres see the values the kernels compute.
+#include "linalg_cuda/internal/host_device.h"
+#include "quaternion_snavely_projection.h"
+#include "snavely_projection.h"
+
+namespace ceres_cuda::detail {
+
+// The models in the order families of residuals are numbered; Host: any other cost function.
+enum class CostModel : int { Snavely = 0, QuaternionSnavely = 1, Host = 2 };
+
+// SnavelyReprojectionError: camera (9), point (3).
+struct SnavelyModel {
+  static constexpr int kResiduals = 2, kBlocks = 2, kObservationSize = 2, kParameters = 12;
+  LINALG_HD static constexpr int block_size(int k) { return k == 0 ? 9 : 3; }
+  LINALG_HD static constexpr int block_start(int k) { return k == 0 ? 0 : 9; }
+  LINALG_HD static bool evaluate(const double* const* p, const double* observation, double* residuals,
+                                 double* const* jacobians) {
+    const bool want = jacobians != nullptr && (jacobians[0] != nullptr || jacobians[1] != nullptr);
+    double jc[18], jp[6];
+    if (!snavely_residual(p[0], p[1], observation[0], observation[1], residuals, want ? jc : nullptr,
+                          want ? jp : nullptr))
+      return false;
+    if (!want) return true;
+    if (jacobians[0] != nullptr)
+      for (int k = 0; k < 18; ++k) jacobians[0][k] = jc[k];
+    if (jacobians[1] != nullptr)
+      for (int k = 0; k < 6; ++k) jacobians[1][k] = jp[k];
+    return true;
+  }
+};
+
+// QuaternionSnavelyReprojectionError: rotation (4), translation (3), intrinsics (3), point (3).
+struct QuaternionSnavelyModel {
+  static constexpr int kResiduals = 2, kBlocks = 4, kObservationSize = 2, kParameters = 13;
+  LINALG_HD static constexpr int block_size(int k) { return k == 0 ? 4 : 3; }
+  LINALG_HD static constexpr int block_start(int k) { return k == 0 ? 0 : 1 + 3 * k; }
+  LINALG_HD static bool evaluate(const double* const* p, const double* observation, double* residuals,
+                                 double* const* jacobians) {
+    double* none[4] = {nullptr, nullptr, nullptr, nullptr};
+    double* const* j = jacobians != nullptr ? jacobians : none;
+    return quaternion_snavely_residual(p[0], p[1], p[2], p[3], observation[0], observation[1], residuals, j[0],
+                                       j[1], j[2], j[3]);
+  }
+};
+
+}  // namespace ceres_cuda::detail

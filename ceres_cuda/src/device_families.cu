@@ -1,0 +1,131 @@
+#include "device_families.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "device_family_kernels.cuh"
+#include "device_reductions.cuh"
+#include "linalg_cuda/cuda_check.h"
+#include "residual_families.h"
+
+namespace ceres_cuda::detail {
+namespace {
+
+using linalg_cuda::DeviceBuffer;
+using linalg_cuda::detail::blocks_for;
+
+template <typename T>
+DeviceBuffer upload(const std::vector<T>& host, cudaStream_t stream) {
+  DeviceBuffer buffer(std::max<std::size_t>(1, host.size()) * sizeof(T));
+  if (!host.empty())
+    LINALG_CUDA_CHECK(
+        cudaMemcpyAsync(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  return buffer;
+}
+
+template <class Model>
+void launch_family(const FamilyArgs& args, cudaStream_t stream) {
+  evaluate_family_kernel<Model><<<blocks_for(args.count), linalg_cuda::detail::kThreadsPerBlock, 0, stream>>>(args);
+  LINALG_CUDA_CHECK_LAUNCH();
+}
+
+int blocks_per_residual(CostModel model) {
+  return model == CostModel::Snavely ? SnavelyModel::kBlocks : QuaternionSnavelyModel::kBlocks;
+}
+
+}  // namespace
+
+DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vector<long>& plus_jacobian_offset, const JacobianCell* device_cells,
+                               const int* device_row_start, const long* device_row_offset,
+                               const int* device_tangent_size, cudaStream_t stream)
+    : s_(structure),
+      stream_(stream),
+      cells_(device_cells),
+      row_start_(device_row_start),
+      row_offset_(device_row_offset),
+      tangent_size_(device_tangent_size) {
+  for (const ResidualFamily& family : structure.families) {
+    if (family.model == CostModel::Host) continue;
+    const int count = family.last - family.first, per = blocks_per_residual(family.model);
+    std::vector<int> blocks(static_cast<std::size_t>(count) * per);
+    std::vector<double> observations(static_cast<std::size_t>(count) * 2);
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < count; ++i) {
+      const SchurResidual& residual = structure.residuals[family.first + i];
+      const int* params = structure.params_of(residual);
+      for (int k = 0; k < per; ++k) blocks[static_cast<std::size_t>(i) * per + k] = params[k];
+      observation_of(family.model, residual.cost, observations.data() + 2 * static_cast<std::size_t>(i));
+    }
+    families_.push_back({family.model, family.loss, family.first, count, upload(blocks, stream), upload(observations, stream)});
+    residuals_ = std::max(residuals_, family.last);
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host arrays go out of scope
+  }
+  if (empty()) return;
+  std::vector<long> block_offset(structure.blocks.size());
+  for (std::size_t b = 0; b < structure.blocks.size(); ++b) block_offset[b] = structure.blocks[b].offset;
+  block_offset_ = upload(block_offset, stream);
+  plus_offset_ = upload(plus_jacobian_offset, stream);
+  state_ = linalg_cuda::DeviceVector<double>(std::max<long>(1, structure.state_size));
+  cost_ = linalg_cuda::DeviceVector<double>(residuals_);
+  partials_ = linalg_cuda::DeviceVector<double>(kMaxReduceBlocks);
+  scalars_.reserve(4 * sizeof(double));  // the failure flag, the sum's ticket and result
+  LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 4 * sizeof(double), stream));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void DeviceFamilies::launch(const double* state, const std::vector<double>* plus_jacobians, double* f,
+                            double* jacobian) {
+  if (empty()) return;
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(state_.data(), state, s_.state_size * sizeof(double), cudaMemcpyHostToDevice, stream_));
+  if (plus_jacobians != nullptr && !plus_jacobians->empty()) {
+    if (plus_jacobians_.size() < plus_jacobians->size())
+      plus_jacobians_ = linalg_cuda::DeviceVector<double>(plus_jacobians->size());
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(plus_jacobians_.data(), plus_jacobians->data(),
+                                      plus_jacobians->size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
+  }
+  int* failed = scalars_.as<int>();
+  LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
+  for (const Family& family : families_) {
+    FamilyArgs args;
+    args.first = family.first;
+    args.count = family.count;
+    args.blocks = family.blocks.as<int>();
+    args.observations = family.observations.as<double>();
+    args.loss = family.loss;
+    args.state = state_.data();
+    args.block_offset = block_offset_.as<long>();
+    args.plus_offset = plus_offset_.as<long>();
+    args.plus_jacobians = plus_jacobians_.size() > 0 ? plus_jacobians_.data() : nullptr;
+    args.cells = cells_;
+    args.row_start = row_start_;
+    args.row_offset = row_offset_;
+    args.tangent_size = tangent_size_;
+    args.f = f;
+    args.jacobian = plus_jacobians != nullptr ? jacobian : nullptr;
+    args.cost = cost_.data();
+    args.failed = failed;
+    if (family.model == CostModel::Snavely)
+      launch_family<SnavelyModel>(args, stream_);
+    else
+      launch_family<QuaternionSnavelyModel>(args, stream_);
+  }
+  double* sum = scalars_.as<double>() + 2;
+  sum_kernel<<<std::min<unsigned>(kMaxReduceBlocks, blocks_for(residuals_)), kReduceThreads, 0, stream_>>>(
+      cost_.data(), residuals_, false, partials_.data(), reinterpret_cast<unsigned*>(scalars_.as<double>() + 1), sum);
+  LINALG_CUDA_CHECK_LAUNCH();
+}
+
+bool DeviceFamilies::finish(double* cost) {
+  *cost = 0.0;
+  if (empty()) return true;
+  double scalars[3];
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(scalars, scalars_.data(), 3 * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  int failed = 0;
+  std::memcpy(&failed, scalars, sizeof(int));
+  *cost = scalars[2];
+  return failed == 0 && std::isfinite(*cost);
+}
+
+}  // namespace ceres_cuda::detail

@@ -1,14 +1,17 @@
 // bench_ceres_general: bundle adjustment in the shape SfM systems give Ceres (ceres_cuda::SplitBALProblem:
-// quaternion on QuaternionManifold, translation, intrinsics and point, four blocks per residual, an
-// autodiff cost function), optionally with one intrinsics block shared by all images.
-// ceres::Solve on all CPU cores against ceres_cuda::Solve (the general path: cost functions on the
-// same CPU threads, the linear algebra on the GPU) with the same options, ITERATIVE_SCHUR +
-// SCHUR_JACOBI and SPARSE_SCHUR, on the shared BAL files and on synthetic problems of Venice scale.
-// Per run: LM and PCG iterations, total time, time per LM iteration, the time in the linear solver and
-// in the Jacobian evaluations, final cost; then the ratio of ceres::Solve's time to ceres_cuda's.
+// quaternion on QuaternionManifold, translation, intrinsics and point, four blocks per residual),
+// optionally with one intrinsics block shared by all images, with the library's cost function
+// (QuaternionSnavelyReprojectionError, which ceres_cuda evaluates on the GPU) or an AutoDiff functor of
+// the same model (a user's cost function: ceres_cuda evaluates it on the CPU threads, as Ceres does).
+// ceres::Solve on all CPU cores against ceres_cuda::Solve with the same problem and options,
+// ITERATIVE_SCHUR + SCHUR_JACOBI and SPARSE_SCHUR, on the shared BAL files and on a synthetic problem
+// of Venice scale. Per run: LM and PCG iterations, total time, time per LM iteration, the time in the
+// linear solver and in the Jacobian evaluations, final cost; then the ratio of ceres::Solve's time to
+// ceres_cuda's.
 //
 //   bench_ceres_general [--data DIR] [--iterations N] [--threads T] [--only TEXT] [--skip-large]
-//                       [--skip-ceres] [--json FILE]
+//                       [--cost library|autodiff|both] [--linear_solver iterative_schur|sparse_schur|both]
+//                       [--shared no|yes|both] [--skip-ceres] [--json FILE]
 #include <ceres/ceres.h>
 #include <cuda_runtime.h>
 
@@ -27,17 +30,17 @@
 namespace {
 
 struct Row {
-  std::string problem, solver, linear_solver, path;
+  std::string problem, cost, solver, linear_solver, path;
   int images, points, observations, iterations, linear_iterations;
   double seconds, per_lm_ms, linear_seconds, jacobian_seconds, initial_cost, final_cost;
   std::string termination;
 };
 
-Row run(const std::string& name, const ceres_cuda::BALProblem& bal, bool shared, const std::string& solver,
-        ceres::LinearSolverType linear_solver, int iterations, int threads) {
+Row run(const std::string& name, const ceres_cuda::BALProblem& bal, bool shared, ceres_cuda::SplitBALProblem::Cost cost,
+        const std::string& solver, ceres::LinearSolverType linear_solver, int iterations, int threads) {
   ceres_cuda::SplitBALProblem split(bal, shared);
   ceres::Problem problem;
-  split.add_to(&problem);
+  split.add_to(&problem, nullptr, cost);
   ceres::Solver::Options options;
   options.linear_solver_type = linear_solver;
   options.preconditioner_type = ceres::SCHUR_JACOBI;
@@ -57,6 +60,7 @@ Row run(const std::string& name, const ceres_cuda::BALProblem& bal, bool shared,
   Row r;
   r.seconds = bench::seconds_since(start);
   r.problem = name + (shared ? ", shared intrinsics" : "");
+  r.cost = cost == ceres_cuda::SplitBALProblem::Cost::Library ? "library" : "autodiff";
   r.solver = solver == "ceres" ? "ceres::Solve, " + std::to_string(threads) + " threads" : "ceres_cuda::Solve";
   r.linear_solver = ceres::LinearSolverTypeToString(linear_solver);
   r.path = solver == "ceres" ? "" : ceres_cuda::to_string(details.path);
@@ -72,8 +76,8 @@ Row run(const std::string& name, const ceres_cuda::BALProblem& bal, bool shared,
   r.initial_cost = summary.initial_cost;
   r.final_cost = summary.final_cost;
   r.termination = ceres::TerminationTypeToString(summary.termination_type);
-  std::printf("%-44s %-14s %-26s %4d LM %6d lin %9.3f s %9.2f ms/LM (linear %8.3f s, jacobians %8.3f s) cost %.6e -> %.6e %s%s%s\n",
-              r.problem.c_str(), r.linear_solver.c_str(), r.solver.c_str(), r.iterations, r.linear_iterations, r.seconds,
+  std::printf("%-44s %-8s %-14s %-26s %4d LM %6d lin %9.3f s %9.2f ms/LM (linear %8.3f s, jacobians %8.3f s) cost %.6e -> %.6e %s%s%s\n",
+              r.problem.c_str(), r.cost.c_str(), r.linear_solver.c_str(), r.solver.c_str(), r.iterations, r.linear_iterations, r.seconds,
               r.per_lm_ms, r.linear_seconds, r.jacobian_seconds, r.initial_cost, r.final_cost, r.termination.c_str(),
               r.path.empty() ? "" : ", ", r.path.c_str());
   if (solver != "ceres" && details.path == ceres_cuda::SolveDetails::Path::CeresFallback)
@@ -89,6 +93,9 @@ const char* kUsage = R"(usage: bench_ceres_general [options]
                    (default: all)
   --only TEXT      run only the problems whose name contains TEXT
   --skip-large     leave out the Venice-scale synthetic problem
+  --cost C         library | autodiff | both: the cost function (default library)
+  --linear_solver L  iterative_schur | sparse_schur | both (default both)
+  --shared S       no | yes | both: one intrinsics block for all images (default both)
   --skip-ceres     run only ceres_cuda::Solve
   --json FILE      also write the rows as JSON
 )";
@@ -97,7 +104,7 @@ const char* kUsage = R"(usage: bench_ceres_general [options]
 
 int main(int argc, char** argv) {
   std::string data = std::getenv("CUDA_SOLVERS_DATA") ? std::getenv("CUDA_SOLVERS_DATA") : "../shared/data";
-  std::string json, only;
+  std::string json, only, cost = "library", linear_solvers = "both", shared_intrinsics = "both";
   int iterations = 20, threads = static_cast<int>(std::thread::hardware_concurrency());
   bool skip_large = false, skip_ceres = false;
   for (int i = 1; i < argc; ++i) {
@@ -116,9 +123,30 @@ int main(int argc, char** argv) {
     else if (flag == "--only") only = value();
     else if (flag == "--skip-large") skip_large = true;
     else if (flag == "--skip-ceres") skip_ceres = true;
+    else if (flag == "--cost") cost = value();
+    else if (flag == "--linear_solver") linear_solvers = value();
+    else if (flag == "--shared") shared_intrinsics = value();
     else if (flag == "--json") json = value();
     else { std::cerr << "bench_ceres_general: unknown option " << flag << "\n" << kUsage; return 2; }
   }
+  auto check = [&](const std::string& flag, const std::string& v, std::initializer_list<const char*> allowed) {
+    for (const char* a : allowed)
+      if (v == a) return;
+    std::cerr << "bench_ceres_general: " << flag << " does not take " << v << "\n" << kUsage;
+    std::exit(2);
+  };
+  check("--cost", cost, {"library", "autodiff", "both"});
+  check("--linear_solver", linear_solvers, {"iterative_schur", "sparse_schur", "both"});
+  check("--shared", shared_intrinsics, {"no", "yes", "both"});
+  std::vector<ceres_cuda::SplitBALProblem::Cost> costs;
+  if (cost != "autodiff") costs.push_back(ceres_cuda::SplitBALProblem::Cost::Library);
+  if (cost != "library") costs.push_back(ceres_cuda::SplitBALProblem::Cost::AutoDiff);
+  std::vector<ceres::LinearSolverType> linears;
+  if (linear_solvers != "sparse_schur") linears.push_back(ceres::ITERATIVE_SCHUR);
+  if (linear_solvers != "iterative_schur") linears.push_back(ceres::SPARSE_SCHUR);
+  std::vector<bool> shareds;
+  if (shared_intrinsics != "yes") shareds.push_back(false);
+  if (shared_intrinsics != "no") shareds.push_back(true);
   if (!linalg_cuda::cuda_device_available()) {
     std::cerr << "bench_ceres_general: no CUDA device; this benchmark compares GPU against CPU and needs one\n";
     return 1;
@@ -151,7 +179,7 @@ int main(int argc, char** argv) {
     out << "{\"device\": \"" << props.name << "\", \"threads\": " << threads << ", \"rows\": [\n";
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& r = rows[k];
-      out << "  {\"problem\": \"" << r.problem << "\", \"solver\": \"" << r.solver << "\", \"linear_solver\": \""
+      out << "  {\"problem\": \"" << r.problem << "\", \"cost\": \"" << r.cost << "\", \"solver\": \"" << r.solver << "\", \"linear_solver\": \""
           << r.linear_solver << "\", \"path\": \"" << r.path << "\", \"images\": " << r.images << ", \"points\": " << r.points
           << ", \"observations\": " << r.observations << ", \"lm_iterations\": " << r.iterations
           << ", \"linear_iterations\": " << r.linear_iterations << ", \"seconds\": " << r.seconds
@@ -165,19 +193,20 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   try {
     for (const Problem& p : problems)
-      for (const bool shared : {false, true})
-        for (const ceres::LinearSolverType linear : {ceres::ITERATIVE_SCHUR, ceres::SPARSE_SCHUR}) {
-          rows.push_back(run(p.name, p.bal, shared, "gpu", linear, iterations, threads));
-          write_json(rows);
-          if (skip_ceres) continue;
-          rows.push_back(run(p.name, p.bal, shared, "ceres", linear, iterations, threads));
-          write_json(rows);
-          const Row &gpu = rows[rows.size() - 2], &cpu = rows.back();
-          std::printf("  ratio: ceres::Solve / ceres_cuda::Solve = %.1fx total, %.1fx in the linear solver; final cost "
-                      "%.6e against %.6e\n",
-                      cpu.seconds / gpu.seconds, cpu.linear_seconds / std::max(gpu.linear_seconds, 1e-9), cpu.final_cost,
-                      gpu.final_cost);
-        }
+      for (const bool shared : shareds)
+        for (const auto c : costs)
+          for (const ceres::LinearSolverType linear : linears) {
+            rows.push_back(run(p.name, p.bal, shared, c, "gpu", linear, iterations, threads));
+            write_json(rows);
+            if (skip_ceres) continue;
+            rows.push_back(run(p.name, p.bal, shared, c, "ceres", linear, iterations, threads));
+            write_json(rows);
+            const Row &gpu = rows[rows.size() - 2], &cpu = rows.back();
+            std::printf("  ratio: ceres::Solve / ceres_cuda::Solve = %.1fx total, %.1fx in the linear solver; final cost "
+                        "%.6e against %.6e\n",
+                        cpu.seconds / gpu.seconds, cpu.linear_seconds / std::max(gpu.linear_seconds, 1e-9), cpu.final_cost,
+                        gpu.final_cost);
+          }
   } catch (const std::exception& e) {
     std::cerr << "bench_ceres_general: " << e.what() << "\n";
     return 2;

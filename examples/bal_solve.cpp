@@ -32,11 +32,15 @@ ceres::Solve, and prints Ceres' FullReport.
   --shape S             bal | split | split-shared              (default bal)
                         bal: one 9-value camera and a point per residual (SnavelyReprojectionError);
                         split: per image a quaternion (QuaternionManifold), translation and
-                        intrinsics, autodiff cost functions (ceres_cuda::SplitBALProblem);
+                        intrinsics (ceres_cuda::SplitBALProblem);
                         split-shared: the same with one intrinsics block for all images
+  --cost C              library | autodiff   (split shapes; default library)
+                        library: QuaternionSnavelyReprojectionError, evaluated on the GPU;
+                        autodiff: an AutoDiffCostFunction, evaluated on CPU threads like any
+                        user's cost function
   --preconditioner P    schur_jacobi | jacobi                  (default schur_jacobi)
   --iterations N        maximum LM iterations                  (default 50)
-  --threads T           CPU threads for Ceres / generic evaluation (default 16)
+  --threads T           CPU threads for Ceres and for cost functions on the CPU (default 16)
   --robustify           Huber loss (scale 1 pixel) on every residual
   --ply FILE            write the solved cameras and points as a PLY point cloud
   --plot FILE           write the convergence (cost per LM iteration, log scale) as SVG
@@ -52,7 +56,7 @@ or input.
 
 int main(int argc, char** argv) {
   const examples::CommandLine cli("bal_solve", kUsage,
-                                  {"--input", "--synthetic", "--solver", "--linear_solver", "--preconditioner", "--shape",
+                                  {"--input", "--synthetic", "--solver", "--linear_solver", "--preconditioner", "--shape", "--cost",
                                    "--iterations", "--threads", "--ply", "--plot"},
                                   {"--robustify", "--quiet", "--huge-pages"});
   auto args = cli.parse(argc, argv);
@@ -64,6 +68,8 @@ int main(int argc, char** argv) {
     cli.fail("--linear_solver expects iterative_schur, dense_schur or sparse_schur");
   const std::string shape = args.count("--shape") ? args["--shape"] : "bal";
   if (shape != "bal" && shape != "split" && shape != "split-shared") cli.fail("--shape expects bal, split or split-shared");
+  const std::string cost = args.count("--cost") ? args["--cost"] : "library";
+  if (cost != "library" && cost != "autodiff") cli.fail("--cost expects library or autodiff");
   const std::string precond = args.count("--preconditioner") ? args["--preconditioner"] : "schur_jacobi";
   if (precond != "schur_jacobi" && precond != "jacobi") cli.fail("--preconditioner expects schur_jacobi or jacobi");
   const int iterations = args.count("--iterations") ? cli.integer("--iterations", args["--iterations"], 0, 100000) : 50;
@@ -93,7 +99,8 @@ int main(int argc, char** argv) {
     if (shape == "bal")
       bal.add_to(&problem, loss);
     else
-      split.add_to(&problem, loss);
+      split.add_to(&problem, loss,
+                   cost == "library" ? ceres_cuda::SplitBALProblem::Cost::Library : ceres_cuda::SplitBALProblem::Cost::AutoDiff);
 
     ceres::Solver::Options options;
     options.linear_solver_type = linear == "dense_schur"    ? ceres::DENSE_SCHUR

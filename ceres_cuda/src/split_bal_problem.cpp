@@ -5,6 +5,8 @@
 #include <ceres/problem.h>
 #include <ceres/rotation.h>
 
+#include "ceres_cuda/quaternion_snavely_reprojection_error.h"
+
 namespace ceres_cuda {
 namespace {
 
@@ -49,11 +51,14 @@ SplitBALProblem::SplitBALProblem(const BALProblem& bal, bool shared_intrinsics)
   }
 }
 
-void SplitBALProblem::add_to(ceres::Problem* problem, ceres::LossFunction* loss) {
+void SplitBALProblem::add_to(ceres::Problem* problem, ceres::LossFunction* loss, Cost kind) {
   for (std::size_t i = 0; i < image_index_.size(); ++i) {
     const int c = image_index_[i];
-    auto* cost = new ceres::AutoDiffCostFunction<QuaternionReprojection, 2, 4, 3, 3, 3>(
-        new QuaternionReprojection(observations_[2 * i], observations_[2 * i + 1]));
+    const double x = observations_[2 * i], y = observations_[2 * i + 1];
+    ceres::CostFunction* cost =
+        kind == Cost::Library
+            ? QuaternionSnavelyReprojectionError::Create(x, y)
+            : new ceres::AutoDiffCostFunction<QuaternionReprojection, 2, 4, 3, 3, 3>(new QuaternionReprojection(x, y));
     problem->AddResidualBlock(cost, loss, rotation(c), translation(c), intrinsics(c), point(point_index_[i]));
   }
   // One manifold object for all rotations: Problem takes ownership of it once.

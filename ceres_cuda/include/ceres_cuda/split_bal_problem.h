@@ -2,8 +2,9 @@
 // A BAL problem in the shape SfM systems (COLMAP and most SLAM back-ends) give Ceres: per image a
 // unit quaternion (w, x, y, z) on ceres::QuaternionManifold, a translation and the intrinsics
 // (f, k1, k2), or one intrinsics block shared by all images; per point a 3-vector; each observation a
-// residual block of four parameter blocks with an autodiff cost function of the Snavely model, the
-// rotation by quaternion. For examples and benchmarks of ceres_cuda::Solve's general path; the values
+// residual block of four parameter blocks with a cost function of the Snavely model, the rotation by
+// quaternion: an AutoDiff functor (a user's cost function, which ceres_cuda evaluates on CPU threads)
+// or the library's QuaternionSnavelyReprojectionError (evaluated on the GPU). For examples and benchmarks of ceres_cuda::Solve's general path; the values
 // live here, so that the object must outlive the problems it is added to.
 #include <vector>
 
@@ -21,8 +22,10 @@ class SplitBALProblem {
   // shared_intrinsics: one (f, k1, k2) block, the first camera's, for all images.
   explicit SplitBALProblem(const BALProblem& bal, bool shared_intrinsics = false);
 
+  enum class Cost { AutoDiff, Library };
+
   // One residual block per observation (the loss, owned by the problem, on each), and the manifolds.
-  void add_to(ceres::Problem* problem, ceres::LossFunction* loss = nullptr);
+  void add_to(ceres::Problem* problem, ceres::LossFunction* loss = nullptr, Cost cost = Cost::AutoDiff);
   // The current values in BAL's layout (angle-axis, translation, intrinsics per camera; the points),
   // into a BALProblem of the same cameras and points (e.g. the one this was made from, to write it).
   void copy_to(BALProblem* bal) const;

@@ -1,46 +1,100 @@
 #include "jacobian_cells.h"
 
-#include <algorithm>
 #include <vector>
 
-namespace ceres_cuda::detail {
+#include "counting_sort.h"
 
+namespace ceres_cuda::detail {
+namespace {
+
+// Counts at [1 ..] (v[0] == 0) into starts: v[k] becomes the sum of the counts before position k.
+template <class T>
+void accumulate_counts(std::vector<T>* v) {
+  for (std::size_t k = 1; k < v->size(); ++k) (*v)[k] += (*v)[k - 1];
+}
+
+}  // namespace
+
+// Built on all threads (tens of millions of cells at real sizes): counts per residual, their prefix
+// sums, the cells filled residual by residual, then the columns by stable counting sorts.
 JacobianCells::JacobianCells(const SchurStructure& s) {
   const int R = static_cast<int>(s.residuals.size()), B = s.num_variable_blocks();
   row_start.assign(R + 1, 0);
-  e_cell.assign(R, -1);
   row_offset.assign(R + 1, 0);
-  column_start.assign(B + 1, 0);
+  e_cell.assign(R, -1);
+  std::vector<long> value_start(R + 1, 0);
+#pragma omp parallel for schedule(static)
   for (int r = 0; r < R; ++r) {
     const SchurResidual& residual = s.residuals[r];
     const int* params = s.params_of(residual);
-    row_offset[r] = num_rows;
+    int count = 0;
+    long values = 0;
+    for (int k = 0; k < residual.num_params; ++k) {
+      if (!s.is_variable(params[k])) continue;
+      ++count;
+      values += static_cast<long>(residual.size) * s.blocks[params[k]].tangent_size;
+    }
+    row_start[r + 1] = count;
+    row_offset[r + 1] = residual.size;
+    value_start[r + 1] = values;
+  }
+  accumulate_counts(&row_start);
+  accumulate_counts(&row_offset);
+  accumulate_counts(&value_start);
+  num_rows = row_offset[R];
+  num_values = value_start[R];
+
+  cells.resize(row_start[R]);
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < R; ++r) {
+    const SchurResidual& residual = s.residuals[r];
+    const int* params = s.params_of(residual);
+    int c = row_start[r];
+    long values = value_start[r];
     for (int k = 0; k < residual.num_params; ++k) {
       const int b = params[k];
       if (!s.is_variable(b)) continue;
-      if (b == residual.e_block) e_cell[r] = static_cast<int>(cells.size());
-      cells.push_back({r, b, k, num_values});
-      num_values += static_cast<long>(residual.size) * s.blocks[b].tangent_size;
-      ++column_start[b + 1];
+      if (b == residual.e_block) e_cell[r] = c;
+      cells[c++] = {r, b, k, values};
+      values += static_cast<long>(residual.size) * s.blocks[b].tangent_size;
     }
-    num_rows += residual.size;
-    row_start[r + 1] = static_cast<int>(cells.size());
   }
-  row_offset[R] = num_rows;
-  for (int b = 0; b < B; ++b) column_start[b + 1] += column_start[b];
-  column_cells.resize(cells.size());
-  std::vector<int> next(column_start.begin(), column_start.end() - 1);
-  for (int c = 0; c < static_cast<int>(cells.size()); ++c) column_cells[next[cells[c].block]++] = c;
-  e_sorted_cells = column_cells;
-  auto e_block_of = [&](int c) { return e_cell[cells[c].residual] < 0 ? -1 : cells[e_cell[cells[c].residual]].block; };
-  // The f-blocks' sorts on all threads: thousands of columns at real sizes.
-#pragma omp parallel for schedule(dynamic)
-  for (int b = 0; b < s.num_f_blocks; ++b)
-    std::stable_sort(e_sorted_cells.begin() + column_start[b], e_sorted_cells.begin() + column_start[b + 1],
-                     [&](int x, int y) { return e_block_of(x) < e_block_of(y); });
+
+  // Columns: the cells by block, in residual order.
+  const long C = static_cast<long>(cells.size());
+  column_cells.resize(C);
+  const std::vector<long> starts = parallel_counting_sort(
+      C, B, [&](long c) { return cells[c].block; }, [&](long c, long position) { column_cells[position] = static_cast<int>(c); });
+  column_start.assign(starts.begin(), starts.end());
+
+  // The f-blocks' columns by e-block: the residuals by e-block (those without one first), their
+  // f-cells in that order, then by f-block. Both sorts are stable, so ties keep residual order.
+  const int first_e = s.first_e_block();
+  auto e_rank = [&](long r) { return e_cell[r] < 0 ? 0 : cells[e_cell[r]].block - first_e + 1; };
+  std::vector<int> by_e(R);
+  parallel_counting_sort(R, s.num_e_blocks + 1, e_rank, [&](long r, long position) { by_e[position] = static_cast<int>(r); });
+  std::vector<int> cell_start(R + 1, 0);  // in by_e's order
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < R; ++k) cell_start[k + 1] = row_start[by_e[k] + 1] - row_start[by_e[k]];
+  accumulate_counts(&cell_start);
+  std::vector<int> cells_by_e(C);
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < R; ++k)
+    for (int c = row_start[by_e[k]], q = cell_start[k]; c < row_start[by_e[k] + 1]; ++c, ++q) cells_by_e[q] = c;
+  e_sorted_cells = column_cells;  // the e-blocks' part stays in residual order (unused)
+  parallel_counting_sort(
+      C, s.num_f_blocks,
+      [&](long q) {
+        const int b = cells[cells_by_e[q]].block;
+        return b < s.num_f_blocks ? b : -1;
+      },
+      [&](long q, long position) { e_sorted_cells[position] = cells_by_e[q]; });
+
+  tangent_size.resize(B);
+  tangent_offset.resize(B);
   for (int b = 0; b < B; ++b) {
-    tangent_size.push_back(s.blocks[b].tangent_size);
-    tangent_offset.push_back(s.blocks[b].tangent_offset);
+    tangent_size[b] = s.blocks[b].tangent_size;
+    tangent_offset[b] = s.blocks[b].tangent_offset;
   }
 }
 

@@ -178,38 +178,87 @@ __global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, d
   }
 }
 
-// S's block row j, the columns of f-blocks up to j (the lower triangle): F_rj'F_rk over j's residuals
-// and D_j^2, a thread per f-block, each writing its own rows. The diagonal block, where a block shared
-// by many residuals (intrinsics) gets most of its terms, is summed in registers and written once.
-__global__ void ftf_rows_kernel(BlockSparseView v, int f_blocks, const double* d2, double* S, long n) {
+// Sums of small blocks of one block row of S, held for up to kBlocks column blocks at once and added to
+// S when another block takes their place or at the end. A row's terms for one column block come in runs
+// (the residuals of one image), and adding each term to S in memory would chain the thread on memory
+// latency, once per term.
+struct RowBlockSums {
+  static constexpr int kBlocks = 4;
+  int block[kBlocks];
+  int count = 0, next = 0;
+  double sum[kBlocks][kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+
+  __device__ void add(const BlockSparseView& v, int k, const double* product, int t, double* S, long n, long row) {
+    const int tk = v.tangent_size[k];
+    int slot = -1;
+    for (int q = 0; q < count; ++q)
+      if (block[q] == k) slot = q;
+    if (slot < 0) {
+      if (count < kBlocks) {
+        slot = count++;
+      } else {
+        slot = next;
+        next = (next + 1) % kBlocks;
+        write(v, slot, t, S, n, row);
+      }
+      block[slot] = k;
+      for (int a = 0; a < t * tk; ++a) sum[slot][a] = 0.0;
+    }
+    for (int a = 0; a < t * tk; ++a) sum[slot][a] += product[a];
+  }
+  __device__ void write_all(const BlockSparseView& v, int t, double* S, long n, long row) {
+    for (int q = 0; q < count; ++q) write(v, q, t, S, n, row);
+  }
+
+ private:
+  __device__ void write(const BlockSparseView& v, int q, int t, double* S, long n, long row) {
+    const int tk = v.tangent_size[block[q]];
+    const long col = v.tangent_offset[block[q]];
+    for (int a = 0; a < t; ++a)
+      for (int b = 0; b < tk; ++b) S[(col + b) * n + row + a] += sum[q][a * tk + b];
+  }
+};
+
+// S's block row j, the columns of f-blocks before j (the lower triangle below the diagonal blocks):
+// F_rj'F_rk over j's residuals, a thread per f-block, each writing its own rows.
+__global__ void ftf_rows_kernel(BlockSparseView v, int f_blocks, double* S, long n) {
   CERES_CUDA_FOR_EACH(j, 0, f_blocks) {
     const int t = v.tangent_size[j];
     const long row = v.tangent_offset[j];
-    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize], diagonal[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    for (int a = 0; a < t * t; ++a) diagonal[a] = 0.0;
+    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+    RowBlockSums sums;
     for (int q = v.column_start[j]; q < v.column_start[j + 1]; ++q) {
       const int c = v.column_cells[q];
       const int r = v.cells[c].residual;
       for (int d = v.row_start[r]; d < v.row_start[r + 1]; ++d) {
-        const int k = v.cells[d].block, tk = v.tangent_size[k];
-        if (d == v.e_cell[r] || k > j) continue;
-        cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(r), product);
-        if (k == j) {
-          for (int a = 0; a < t * t; ++a) diagonal[a] += product[a];
-          continue;
-        }
-        const long col = v.tangent_offset[k];
-        for (int a = 0; a < t; ++a)
-          for (int b = 0; b < tk; ++b) S[(col + b) * n + row + a] += product[a * tk + b];
+        const int k = v.cells[d].block;
+        if (d == v.e_cell[r] || k >= j) continue;
+        cells_transpose_times(v.cell(c), t, v.cell(d), v.tangent_size[k], v.rows(r), product);
+        sums.add(v, k, product, t, S, n, row);
       }
     }
-    for (int a = 0; a < t; ++a) diagonal[a * t + a] += d2[row + a];
-    for (int a = 0; a < t; ++a)
-      for (int b = 0; b < t; ++b) S[(row + b) * n + row + a] += diagonal[a * t + b];
+    sums.write_all(v, t, S, n, row);
   }
 }
 
-// S's block row j (lower triangle) minus W_pj V_p^-1 W_pk' over the e-blocks p that touch j and their
+// S's diagonal blocks F_j'F_j + D_j^2 from diagonal_chunk_kernel's sums over the chunks of each f-block
+// (a block shared by every residual is summed in parallel), a warp per block in block_schur_math.h's
+// warp order.
+__global__ void dense_diagonal_kernel(BlockSparseView v, ChunkView ch, int blocks, const double* partials,
+                                      const double* d2, double* S, long n) {
+  const int lane = threadIdx.x % kWarpLanes;
+  for (int b = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < blocks;
+       b += gridDim.x * (kBlockThreads / kWarpLanes)) {
+    const int t = v.tangent_size[b];
+    const long row = v.tangent_offset[b];
+    for (int j = 0; j < t * t; ++j) {
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, kDiagonalStride, j));
+      const int a = j / t, c = j % t;
+      if (lane == 0) S[(row + c) * n + row + a] += sum + (a == c ? d2[row + a] : 0.0);
+    }
+  }
+}
+
 // f-blocks k up to j (ReducedMatrixPlan's slots), a thread per f-block; the diagonal block in registers.
 __global__ void w_rows_kernel(BlockSparseView v, PlanView plan, int f_blocks, const double* W, const double* v_inverse,
                               double* S, long n) {

@@ -381,8 +381,9 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     result->termination = to_linear_termination(summary.termination);
   }
 
-  // DENSE_SCHUR and SPARSE_SCHUR: S formed densely, then factored by cuSOLVER's Cholesky. F'F a block
-  // row per thread; the e-blocks' terms -W V^-1 W' either the same way (ReducedMatrixPlan's slots) or,
+  // DENSE_SCHUR and SPARSE_SCHUR: S formed densely, then factored by cuSOLVER's Cholesky. F'F's
+  // diagonal blocks by column chunks (as the preconditioner's), the rest a block row per thread; the
+  // e-blocks' terms -W V^-1 W' either the same way (ReducedMatrixPlan's slots) or,
   // where S is small enough that dense products cost less than the rows' serial sums, as -G G' by
   // cuBLAS' syrk over dense columns G (explicit_g_kernel), a chunk of e-blocks at a time.
   void exact_solve(StepResult* result) {
@@ -393,8 +394,14 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     }
     dense_.resize(static_cast<std::size_t>(n) * n);
     dense_.fill(0.0);
-    ftf_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view_, s_.num_f_blocks, d2_.data(),
-                                                                                dense_.data(), n);
+    ftf_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view_, s_.num_f_blocks, dense_.data(), n);
+    LINALG_CUDA_CHECK_LAUNCH();
+    diagonal_chunk_kernel<<<blocks_for(num_diagonal_chunks_), kBlockThreads, 0, stream_>>>(
+        view_, diagonal_chunks_, num_diagonal_chunks_, false, v_inverse_.data(), diagonal_partials_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    dense_diagonal_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
+                            stream_>>>(view_, diagonal_chunks_, s_.num_f_blocks, diagonal_partials_.data(), d2_.data(),
+                                       dense_.data(), n);
     LINALG_CUDA_CHECK_LAUNCH();
     const double syrk_flops = static_cast<double>(n) * n * kMaxEBlockTangentSize * s_.num_e_blocks;
     const ExplicitSchurMethod method = options_.explicit_schur;

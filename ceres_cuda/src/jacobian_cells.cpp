@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "counting_sort.h"
+#include "phase_log.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -18,6 +19,7 @@ void accumulate_counts(std::vector<T>* v) {
 // Built on all threads (tens of millions of cells at real sizes): counts per residual, their prefix
 // sums, the cells filled residual by residual, then the columns by stable counting sorts.
 JacobianCells::JacobianCells(const SchurStructure& s) {
+  PhaseLog phase("cell layout");
   const int R = static_cast<int>(s.residuals.size()), B = s.num_variable_blocks();
   row_start.assign(R + 1, 0);
   row_offset.assign(R + 1, 0);
@@ -60,6 +62,8 @@ JacobianCells::JacobianCells(const SchurStructure& s) {
     }
   }
 
+  phase("cells");
+
   // Columns: the cells by block, in residual order.
   const long C = static_cast<long>(cells.size());
   column_cells.resize(C);
@@ -67,28 +71,41 @@ JacobianCells::JacobianCells(const SchurStructure& s) {
       C, B, [&](long c) { return cells[c].block; }, [&](long c, long position) { column_cells[position] = static_cast<int>(c); });
   column_start.assign(starts.begin(), starts.end());
 
-  // The f-blocks' columns by e-block: the residuals by e-block (those without one first), their
-  // f-cells in that order, then by f-block. Both sorts are stable, so ties keep residual order.
-  const int first_e = s.first_e_block();
-  auto e_rank = [&](long r) { return e_cell[r] < 0 ? 0 : cells[e_cell[r]].block - first_e + 1; };
-  std::vector<int> by_e(R);
-  parallel_counting_sort(R, s.num_e_blocks + 1, e_rank, [&](long r, long position) { by_e[position] = static_cast<int>(r); });
-  std::vector<int> cell_start(R + 1, 0);  // in by_e's order
-#pragma omp parallel for schedule(static)
-  for (int k = 0; k < R; ++k) cell_start[k + 1] = row_start[by_e[k] + 1] - row_start[by_e[k]];
-  accumulate_counts(&cell_start);
-  std::vector<int> cells_by_e(C);
-#pragma omp parallel for schedule(static)
-  for (int k = 0; k < R; ++k)
-    for (int c = row_start[by_e[k]], q = cell_start[k]; c < row_start[by_e[k] + 1]; ++c, ++q) cells_by_e[q] = c;
+  phase("columns");
+
+  // The f-blocks' columns stably sorted by e-block (the residuals without one first). Where residuals
+  // were added point after point, every column is in that order already: one pass tells. Otherwise
+  // (residuals image after image, as COLMAP adds them; a block shared by every image has a column of
+  // millions) two stable counting sorts on all threads: the residuals by e-block, then their f-cells
+  // in that order by f-block.
   e_sorted_cells = column_cells;  // the e-blocks' part stays in residual order (unused)
-  parallel_counting_sort(
-      C, s.num_f_blocks,
-      [&](long q) {
-        const int b = cells[cells_by_e[q]].block;
-        return b < s.num_f_blocks ? b : -1;
-      },
-      [&](long q, long position) { e_sorted_cells[position] = cells_by_e[q]; });
+  auto e_rank = [&](long r) { return e_cell[r] < 0 ? 0 : cells[e_cell[r]].block - s.first_e_block() + 1; };
+  const int F = s.num_f_blocks;
+  int unsorted = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : unsorted)
+  for (int b = 0; b < F; ++b)
+    for (int q = column_start[b] + 1; q < column_start[b + 1] && !unsorted; ++q)
+      unsorted += e_rank(cells[column_cells[q]].residual) < e_rank(cells[column_cells[q - 1]].residual);
+  if (unsorted > 0) {
+    std::vector<int> by_e(R);
+    parallel_counting_sort(R, s.num_e_blocks + 1, e_rank, [&](long r, long position) { by_e[position] = static_cast<int>(r); });
+    std::vector<int> cell_start(R + 1, 0);  // in by_e's order
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < R; ++k) cell_start[k + 1] = row_start[by_e[k] + 1] - row_start[by_e[k]];
+    accumulate_counts(&cell_start);
+    std::vector<int> cells_by_e(C);
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < R; ++k)
+      for (int c = row_start[by_e[k]], q = cell_start[k]; c < row_start[by_e[k] + 1]; ++c, ++q) cells_by_e[q] = c;
+    parallel_counting_sort(
+        C, F,
+        [&](long q) {
+          const int b = cells[cells_by_e[q]].block;
+          return b < F ? b : -1;
+        },
+        [&](long q, long position) { e_sorted_cells[position] = cells_by_e[q]; });
+  }
+  phase("f-block columns by e-block");
 
   tangent_size.resize(B);
   tangent_offset.resize(B);

@@ -16,6 +16,12 @@ struct JacobianCell {
   int block;     // variable block (index into SchurStructure::blocks)
   int slot;      // the cost function's parameter index
   long values;   // offset of the cell's m x t values
+
+  // Left uninitialised: JacobianCells fills its tens of millions of cells on all threads, whose first
+  // touches of the fresh memory then fault in parallel (fresh_memory.h).
+  JacobianCell() {}
+  JacobianCell(int residual_, int block_, int slot_, long values_)
+      : residual(residual_), block(block_), slot(slot_), values(values_) {}
 };
 
 struct JacobianCells {

@@ -36,21 +36,21 @@ struct ResidualBlocks {
 
 // Ceres' ComputeStableSchurOrdering (parameter_block_ordering.cc, graph_algorithms.h): the variable
 // blocks in program order, stably sorted by their degree in the Hessian graph (how many other
-// variable blocks share a residual with them), then taken greedily into an independent set. Degrees
-// come from each block's residuals, one block per thread (millions of points at real sizes).
+// variable blocks share a residual with them), then taken greedily into an independent set. The
+// columns (each block's residuals), the degrees (one block per thread) and the stable sort (a counting
+// sort by degree) run on all threads: millions of points at real sizes.
 void choose_e_blocks(const ResidualBlocks& residuals, std::vector<BlockInfo>* blocks) {
   const int B = static_cast<int>(blocks->size());
-  const long R = static_cast<long>(residuals.start.size()) - 1;
+  const long R = static_cast<long>(residuals.start.size()) - 1, P = residuals.start[R];
   auto variable = [&](int b) { return !(*blocks)[b].constant; };
-  std::vector<long> column_start(B + 1, 0);  // block -> its residuals
+  std::vector<int> residual_of(P);  // position -> its residual
+#pragma omp parallel for schedule(static)
   for (long r = 0; r < R; ++r)
-    for (long k = residuals.start[r]; k < residuals.start[r + 1]; ++k)
-      if (variable(residuals.block[k])) ++column_start[residuals.block[k] + 1];
-  for (int b = 0; b < B; ++b) column_start[b + 1] += column_start[b];
-  std::vector<long> column(column_start.back()), next(column_start.begin(), column_start.end() - 1);
-  for (long r = 0; r < R; ++r)
-    for (long k = residuals.start[r]; k < residuals.start[r + 1]; ++k)
-      if (variable(residuals.block[k])) column[next[residuals.block[k]]++] = r;
+    for (long k = residuals.start[r]; k < residuals.start[r + 1]; ++k) residual_of[k] = static_cast<int>(r);
+  std::vector<int> column(P);  // block -> its residuals, in residual order
+  const std::vector<long> column_start = parallel_counting_sort(
+      P, B, [&](long k) { return variable(residuals.block[k]) ? residuals.block[k] : -1; },
+      [&](long k, long position) { column[position] = residual_of[k]; });
 
   // A neighbour counts once: each thread marks the ones it has met for the block at hand (last_seen
   // holds the block it was met for), which a block shared by every residual needs, with millions.
@@ -71,10 +71,14 @@ void choose_e_blocks(const ResidualBlocks& residuals, std::vector<BlockInfo>* bl
       degree[b] = count;
     }
   }
-  std::vector<int> queue;
-  for (int b = 0; b < B; ++b)
-    if ((*blocks)[b].used) queue.push_back(b);
-  std::stable_sort(queue.begin(), queue.end(), [&](int a, int b) { return degree[a] < degree[b]; });
+  long max_degree = 0;
+#pragma omp parallel for schedule(static) reduction(max : max_degree)
+  for (int b = 0; b < B; ++b) max_degree = std::max(max_degree, degree[b]);
+  std::vector<int> queue(B);
+  const long queued = parallel_counting_sort(
+      B, static_cast<int>(max_degree) + 1, [&](long b) { return (*blocks)[b].used ? static_cast<int>(degree[b]) : -1; },
+      [&](long b, long position) { queue[position] = static_cast<int>(b); })[max_degree + 1];
+  queue.resize(queued);
   std::vector<char> taken_or_neighbour(B, 0);
   for (const int b : queue) {
     if (taken_or_neighbour[b]) continue;

@@ -77,6 +77,46 @@ TEST(SchurStructure, SharedIntrinsicsAndConstantBlocks) {
   EXPECT_EQ(s.residuals.size() + s.fixed_residuals.size(), static_cast<std::size_t>(scene.num_observations()));
 }
 
+// JacobianCells' columns: each block's cells in residual order, and for the f-blocks also stably by
+// e-block, whether the residuals came point after point (columns already in that order) or in the
+// reverse order (the counting sorts).
+TEST(JacobianCells, ColumnsInResidualAndEBlockOrder) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(6, 90, 8);
+  for (const bool reverse : {false, true}) {
+    SCOPED_TRACE(reverse ? "residuals in reverse order" : "residuals point after point");
+    Shape shape;
+    shape.shared_intrinsics = true;
+    shape.prior = general_test::Prior::Translation;  // residuals without an e-block
+    shape.reverse_order = reverse;
+    general_test::GeneralProblem g = general_test::build(scene, shape);
+    SchurStructure s;
+    ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
+                                      g.problem.get(), &s),
+              "");
+    const JacobianCells cells(s);
+    auto e_block_of = [&](int c) {
+      const int r = cells.cells[c].residual;
+      return cells.e_cell[r] < 0 ? -1 : cells.cells[cells.e_cell[r]].block;
+    };
+    long total = 0;
+    for (int b = 0; b < s.num_variable_blocks(); ++b) {
+      std::vector<int> expected;
+      for (int c = 0; c < static_cast<int>(cells.cells.size()); ++c)
+        if (cells.cells[c].block == b) expected.push_back(c);
+      const std::vector<int> column(cells.column_cells.begin() + cells.column_start[b],
+                                    cells.column_cells.begin() + cells.column_start[b + 1]);
+      EXPECT_EQ(column, expected) << "block " << b;
+      total += static_cast<long>(column.size());
+      if (b >= s.num_f_blocks) continue;
+      std::stable_sort(expected.begin(), expected.end(), [&](int x, int y) { return e_block_of(x) < e_block_of(y); });
+      const std::vector<int> sorted(cells.e_sorted_cells.begin() + cells.column_start[b],
+                                    cells.e_sorted_cells.begin() + cells.column_start[b + 1]);
+      EXPECT_EQ(sorted, expected) << "f-block " << b;
+    }
+    EXPECT_EQ(total, static_cast<long>(cells.cells.size()));
+  }
+}
+
 TEST(SchurStructure, EBlocksOfOneAndFourValues) {
   const ceres_cuda::BALProblem scene = general_test::random_scene(4, 40, 5);
   for (const auto point : {general_test::PointKind::InverseDepth, general_test::PointKind::Homogeneous}) {

@@ -48,4 +48,17 @@ struct QuaternionSnavelyModel {
   }
 };
 
+// Per model, what a residual's constants take: its block numbers and its observation.
+struct ModelSizes {
+  int blocks = 0, observation = 0;
+};
+constexpr ModelSizes sizes_of(CostModel model) {
+  switch (model) {
+    case CostModel::Snavely: return {SnavelyModel::kBlocks, SnavelyModel::kObservationSize};
+    case CostModel::QuaternionSnavely: return {QuaternionSnavelyModel::kBlocks, QuaternionSnavelyModel::kObservationSize};
+    case CostModel::Host: break;
+  }
+  return {};
+}
+
 }  // namespace ceres_cuda::detail

@@ -30,9 +30,6 @@ void launch_family(const FamilyArgs& args, cudaStream_t stream) {
   LINALG_CUDA_CHECK_LAUNCH();
 }
 
-int blocks_per_residual(CostModel model) {
-  return model == CostModel::Snavely ? SnavelyModel::kBlocks : QuaternionSnavelyModel::kBlocks;
-}
 
 }  // namespace
 
@@ -47,17 +44,11 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
       tangent_size_(device_tangent_size) {
   for (const ResidualFamily& family : structure.families) {
     if (family.model == CostModel::Host) continue;
-    const int count = family.last - family.first, per = blocks_per_residual(family.model);
-    std::vector<int> blocks(static_cast<std::size_t>(count) * per);
-    std::vector<double> observations(static_cast<std::size_t>(count) * 2);
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < count; ++i) {
-      const SchurResidual& residual = structure.residuals[family.first + i];
-      const int* params = structure.params_of(residual);
-      for (int k = 0; k < per; ++k) blocks[static_cast<std::size_t>(i) * per + k] = params[k];
-      observation_of(family.model, residual.cost, observations.data() + 2 * static_cast<std::size_t>(i));
-    }
-    families_.push_back({family.model, family.loss, family.first, count, upload(blocks, stream), upload(observations, stream)});
+    std::vector<int> blocks;
+    std::vector<double> observations;
+    pack_family(structure, family, &blocks, &observations);
+    families_.push_back(
+        {family.model, family.loss, family.first, family.last - family.first, upload(blocks, stream), upload(observations, stream)});
     residuals_ = std::max(residuals_, family.last);
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host arrays go out of scope
   }

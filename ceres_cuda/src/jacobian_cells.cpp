@@ -1,5 +1,6 @@
 #include "jacobian_cells.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "counting_sort.h"
@@ -113,6 +114,42 @@ JacobianCells::JacobianCells(const SchurStructure& s) {
     tangent_size[b] = s.blocks[b].tangent_size;
     tangent_offset[b] = s.blocks[b].tangent_offset;
   }
+}
+
+// In this file rather than the header: the GPU engine's translation unit is compiled without OpenMP.
+ColumnChunks::ColumnChunks(const JacobianCells& cells, int first_block, int last_block, int size, bool whole_e_groups)
+    : first(first_block) {
+  auto e_block_at = [&](int q) {
+    const int r = cells.cells[cells.e_sorted_cells[q]].residual;
+    return cells.e_cell[r] < 0 ? -1 : cells.cells[cells.e_cell[r]].block;
+  };
+  // Calls visit(q) at the first position of each of block b's chunks, in order.
+  auto for_each_chunk = [&](int b, auto&& visit) {
+    const int end = cells.column_start[b + 1];
+    for (int q = cells.column_start[b]; q < end;) {
+      int next = std::min(q + size, end);
+      if (whole_e_groups)
+        while (next < end && e_block_at(next) >= 0 && e_block_at(next) == e_block_at(next - 1)) ++next;
+      visit(q);
+      q = next;
+    }
+  };
+  const int n = last_block - first_block;
+  block_start.assign(n + 1, 0);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int i = 0; i < n; ++i) for_each_chunk(first_block + i, [&](int) { ++block_start[i + 1]; });
+  for (int i = 0; i < n; ++i) block_start[i + 1] += block_start[i];
+  block.resize(block_start[n]);
+  position.resize(block_start[n] + 1);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int i = 0; i < n; ++i) {
+    int k = block_start[i];
+    for_each_chunk(first_block + i, [&](int q) {
+      block[k] = first_block + i;
+      position[k++] = q;
+    });
+  }
+  position[block_start[n]] = cells.column_start[last_block];
 }
 
 }  // namespace ceres_cuda::detail

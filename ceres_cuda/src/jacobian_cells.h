@@ -52,27 +52,8 @@ struct ColumnChunks {
 
   int size() const { return static_cast<int>(block.size()); }
 
-  ColumnChunks(const JacobianCells& cells, int first_block, int last_block, int size, bool whole_e_groups)
-      : first(first_block) {
-    auto e_block_at = [&](int q) {
-      const int r = cells.cells[cells.e_sorted_cells[q]].residual;
-      return cells.e_cell[r] < 0 ? -1 : cells.cells[cells.e_cell[r]].block;
-    };
-    block_start.push_back(0);
-    for (int b = first_block; b < last_block; ++b) {
-      const int end = cells.column_start[b + 1];
-      for (int q = cells.column_start[b]; q < end;) {
-        int next = std::min(q + size, end);
-        if (whole_e_groups)
-          while (next < end && e_block_at(next) >= 0 && e_block_at(next) == e_block_at(next - 1)) ++next;
-        block.push_back(b);
-        position.push_back(q);
-        q = next;
-      }
-      block_start.push_back(static_cast<int>(block.size()));
-    }
-    position.push_back(cells.column_start[last_block]);
-  }
+  // Built on all threads: the chunks of each block counted, then placed (millions of cells).
+  ColumnChunks(const JacobianCells& cells, int first_block, int last_block, int size, bool whole_e_groups);
 };
 
 }  // namespace ceres_cuda::detail

@@ -4,6 +4,7 @@
 
 #include "ceres_cuda/quaternion_snavely_reprojection_error.h"
 #include "ceres_cuda/snavely_reprojection_error.h"
+#include "schur_structure.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -37,6 +38,21 @@ void observation_of(CostModel model, const ceres::CostFunction* cost, double* ou
     }
     case CostModel::Host:
       return;
+  }
+}
+
+void pack_family(const SchurStructure& structure, const ResidualFamily& family, std::vector<int>* blocks,
+                 std::vector<double>* observations) {
+  const int count = family.last - family.first;
+  const int per = sizes_of(family.model).blocks, values = sizes_of(family.model).observation;
+  blocks->resize(static_cast<std::size_t>(count) * per);
+  observations->resize(static_cast<std::size_t>(count) * values);
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < count; ++i) {
+    const SchurResidual& residual = structure.residuals[family.first + i];
+    const int* params = structure.params_of(residual);
+    for (int k = 0; k < per; ++k) (*blocks)[static_cast<std::size_t>(i) * per + k] = params[k];
+    observation_of(family.model, residual.cost, observations->data() + static_cast<std::size_t>(i) * values);
   }
 }
 

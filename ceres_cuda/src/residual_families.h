@@ -17,6 +17,8 @@ class LossFunction;
 
 namespace ceres_cuda::detail {
 
+struct SchurStructure;
+
 struct ResidualFamily {
   CostModel model = CostModel::Host;
   const ceres::LossFunction* user_loss = nullptr;
@@ -33,6 +35,11 @@ inline int first_host_residual(const std::vector<ResidualFamily>& families, int 
 CostModel cost_model_of(const ceres::CostFunction* cost);
 // The per-residual constants of a cost function of a device model (Model::kObservationSize values).
 void observation_of(CostModel model, const ceres::CostFunction* cost, double* out);
+
+// A device family's per-residual constants, as its kernel reads them: the block numbers of each
+// residual (the model's kBlocks) and its observation (kObservationSize values).
+void pack_family(const SchurStructure& structure, const ResidualFamily& family, std::vector<int>* blocks,
+                 std::vector<double>* observations);
 
 // Assigns families to residuals, given each one's model (Host where its cost function is not a device
 // model) and loss; residuals of a device model whose loss the kernels do not have go to the Host

@@ -30,13 +30,17 @@ struct SchurBlock {
 };
 
 struct SchurResidual {
-  ceres::ResidualBlockId id = nullptr;
-  const ceres::CostFunction* cost = nullptr;
-  const ceres::LossFunction* loss = nullptr;
-  int size = 0;         // number of residuals
-  long first_param = 0; // into SchurStructure::params: the cost function's parameter blocks, in order
-  int num_params = 0;
-  int e_block = -1;     // the e-block (index into SchurStructure::blocks), -1 when there is none
+  ceres::ResidualBlockId id;
+  const ceres::CostFunction* cost;
+  const ceres::LossFunction* loss;
+  int size;         // number of residuals
+  long first_param; // into SchurStructure::params: the cost function's parameter blocks, in order
+  int num_params;
+  int e_block;      // the e-block (index into SchurStructure::blocks), -1 when there is none
+
+  // Left uninitialised: the analysis sets every field of its millions of residuals on all threads, whose
+  // first touches of the fresh memory then fault in parallel (fresh_memory.h).
+  SchurResidual() {}
 };
 
 // Blocks are numbered f-blocks first, then e-blocks, then constant ones; tangent vectors hold the

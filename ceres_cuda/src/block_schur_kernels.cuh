@@ -178,66 +178,43 @@ __global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, d
   }
 }
 
-// Sums of small blocks of one block row of S, held for up to kBlocks column blocks at once and added to
-// S when another block takes their place or at the end. A row's terms for one column block come in runs
-// (the residuals of one image), and adding each term to S in memory would chain the thread on memory
-// latency, once per term.
-struct RowBlockSums {
-  static constexpr int kBlocks = 4;
-  int block[kBlocks];
-  int count = 0, next = 0;
-  double sum[kBlocks][kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-
-  __device__ void add(const BlockSparseView& v, int k, const double* product, int t, double* S, long n, long row) {
-    const int tk = v.tangent_size[k];
-    int slot = -1;
-    for (int q = 0; q < count; ++q)
-      if (block[q] == k) slot = q;
-    if (slot < 0) {
-      if (count < kBlocks) {
-        slot = count++;
-      } else {
-        slot = next;
-        next = (next + 1) % kBlocks;
-        write(v, slot, t, S, n, row);
-      }
-      block[slot] = k;
-      for (int a = 0; a < t * tk; ++a) sum[slot][a] = 0.0;
-    }
-    for (int a = 0; a < t * tk; ++a) sum[slot][a] += product[a];
-  }
-  __device__ void write_all(const BlockSparseView& v, int t, double* S, long n, long row) {
-    for (int q = 0; q < count; ++q) write(v, q, t, S, n, row);
-  }
-
- private:
-  __device__ void write(const BlockSparseView& v, int q, int t, double* S, long n, long row) {
-    const int tk = v.tangent_size[block[q]];
-    const long col = v.tangent_offset[block[q]];
-    for (int a = 0; a < t; ++a)
-      for (int b = 0; b < tk; ++b) S[(col + b) * n + row + a] += sum[q][a * tk + b];
-  }
+// F'F's blocks below the diagonal (FtfPairs): a thread per chunk of a pair's entries sums its
+// F_rj'F_rk into partials (stride values per chunk), then a warp per pair sums its chunks in warp order
+// and adds the block to S.
+struct PairsView {
+  const int* pair_j;
+  const int* pair_k;
+  const int* entry_j;
+  const int* entry_k;
+  ChunkView chunks;  // "block" is the pair
+  int num_chunks, num_pairs, stride;
 };
 
-// S's block row j, the columns of f-blocks before j (the lower triangle below the diagonal blocks):
-// F_rj'F_rk over j's residuals, a thread per f-block, each writing its own rows.
-__global__ void ftf_rows_kernel(BlockSparseView v, int f_blocks, double* S, long n) {
-  CERES_CUDA_FOR_EACH(j, 0, f_blocks) {
-    const int t = v.tangent_size[j];
-    const long row = v.tangent_offset[j];
+__global__ void ftf_pair_chunk_kernel(BlockSparseView v, PairsView p, double* partials) {
+  CERES_CUDA_FOR_EACH(q, 0, p.num_chunks) {
+    const int i = p.chunks.block[q];
+    const int t = v.tangent_size[p.pair_j[i]], tk = v.tangent_size[p.pair_k[i]];
+    double* out = partials + static_cast<long>(q) * p.stride;
+    for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
     double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    RowBlockSums sums;
-    for (int q = v.column_start[j]; q < v.column_start[j + 1]; ++q) {
-      const int c = v.column_cells[q];
-      const int r = v.cells[c].residual;
-      for (int d = v.row_start[r]; d < v.row_start[r + 1]; ++d) {
-        const int k = v.cells[d].block;
-        if (d == v.e_cell[r] || k >= j) continue;
-        cells_transpose_times(v.cell(c), t, v.cell(d), v.tangent_size[k], v.rows(r), product);
-        sums.add(v, k, product, t, S, n, row);
-      }
+    for (int e = p.chunks.position[q]; e < p.chunks.position[q + 1]; ++e) {
+      const int c = p.entry_j[e], d = p.entry_k[e];
+      cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(v.cells[c].residual), product);
+      for (int a = 0; a < t * tk; ++a) out[a] += product[a];
     }
-    sums.write_all(v, t, S, n, row);
+  }
+}
+
+__global__ void ftf_pair_sum_kernel(BlockSparseView v, PairsView p, const double* partials, double* S, long n) {
+  const int lane = threadIdx.x % kWarpLanes;
+  for (int i = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; i < p.num_pairs;
+       i += gridDim.x * (kBlockThreads / kWarpLanes)) {
+    const int j = p.pair_j[i], k = p.pair_k[i], tk = v.tangent_size[k];
+    const long row = v.tangent_offset[j], col = v.tangent_offset[k];
+    for (int a = 0; a < v.tangent_size[j] * tk; ++a) {
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(p.chunks, i, lane, partials, p.stride, a));
+      if (lane == 0) S[(col + a % tk) * n + row + a / tk] += sum;
+    }
   }
 }
 

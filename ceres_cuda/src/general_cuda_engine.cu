@@ -382,8 +382,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
   // DENSE_SCHUR and SPARSE_SCHUR: S formed densely, then factored by cuSOLVER's Cholesky. F'F's
-  // diagonal blocks by column chunks (as the preconditioner's), the rest a block row per thread; the
-  // e-blocks' terms -W V^-1 W' either the same way (ReducedMatrixPlan's slots) or,
+  // diagonal blocks by column chunks (as the preconditioner's), the others by pairs of f-blocks
+  // (FtfPairs); the e-blocks' terms -W V^-1 W' either the same way (ReducedMatrixPlan's slots) or,
   // where S is small enough that dense products cost less than the rows' serial sums, as -G G' by
   // cuBLAS' syrk over dense columns G (explicit_g_kernel), a chunk of e-blocks at a time.
   void exact_solve(StepResult* result) {
@@ -394,7 +394,12 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     }
     dense_.resize(static_cast<std::size_t>(n) * n);
     dense_.fill(0.0);
-    ftf_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view_, s_.num_f_blocks, dense_.data(), n);
+    if (!ftf_plan_) make_ftf_plan();
+    ftf_pair_chunk_kernel<<<blocks_for(pairs_view_.num_chunks), kBlockThreads, 0, stream_>>>(view_, pairs_view_,
+                                                                                             pair_partials_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    ftf_pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(pairs_view_.num_pairs) * kWarpLanes), kBlockThreads, 0,
+                          stream_>>>(view_, pairs_view_, pair_partials_.data(), dense_.data(), n);
     LINALG_CUDA_CHECK_LAUNCH();
     diagonal_chunk_kernel<<<blocks_for(num_diagonal_chunks_), kBlockThreads, 0, stream_>>>(
         view_, diagonal_chunks_, num_diagonal_chunks_, false, v_inverse_.data(), diagonal_partials_.data());
@@ -464,7 +469,29 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     }
   }
 
-  // The exact solvers' plan of S, made on their first step.
+  // F'F's pairs of f-blocks, made on the exact solvers' first step.
+  void make_ftf_plan() {
+    const FtfPairs pairs(s_, cells_);
+    int stride = 1;
+    for (std::size_t i = 0; i < pairs.pair_j.size(); ++i)
+      stride = std::max(stride, s_.blocks[pairs.pair_j[i]].tangent_size * s_.blocks[pairs.pair_k[i]].tangent_size);
+    for (const std::vector<int>* v : {&pairs.pair_j, &pairs.pair_k, &pairs.entry_j, &pairs.entry_k, &pairs.chunk_pair,
+                                      &pairs.chunk_position, &pairs.pair_chunk_start})
+      ftf_storage_.push_back(upload_array(*v, stream_));
+    pairs_view_ = {ftf_storage_[0].as<int>(),
+                   ftf_storage_[1].as<int>(),
+                   ftf_storage_[2].as<int>(),
+                   ftf_storage_[3].as<int>(),
+                   {ftf_storage_[4].as<int>(), ftf_storage_[5].as<int>(), ftf_storage_[6].as<int>(), 0},
+                   static_cast<int>(pairs.chunk_pair.size()),
+                   static_cast<int>(pairs.pair_j.size()),
+                   stride};
+    pair_partials_.resize(std::max<std::size_t>(1, pairs.chunk_pair.size() * static_cast<std::size_t>(stride)));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
+    ftf_plan_ = true;
+  }
+
+  // The exact solvers' plan of the e-blocks' terms, made on their first step by rows.
   void make_plan() {
     const ReducedMatrixPlan plan(s_, cells_);
     plan_storage_.push_back(upload_array(plan.slot_start, stream_));
@@ -501,6 +528,10 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   mutable DeviceVector<double> rows_, e_values_, product_partials_;  // the Schur product's scratch
   DeviceVector<double> diagonal_partials_;
   DeviceBuffer scalars_;                          // counters, cuSOLVER's info, the sum's result and ticket
+  bool ftf_plan_ = false;
+  std::vector<DeviceBuffer> ftf_storage_;
+  PairsView pairs_view_{};
+  DeviceVector<double> pair_partials_;
   bool plan_ = false;
   std::vector<DeviceBuffer> plan_storage_;
   PlanView plan_view_{};

@@ -1,6 +1,7 @@
 #pragma once
 // Where the explicit reduced matrix S = F'F + D_f^2 - sum_p W_p' V_p^-1 W_p gets its terms, for the
-// GPU's exact solvers: per e-block p its "slots", the distinct f-blocks its residuals touch, each with
+// GPU's exact solvers. F'F's blocks off the diagonal: per pair of f-blocks that share residuals, the
+// pairs of their cells (FtfPairs). The e-blocks' terms: per e-block p its "slots", the distinct f-blocks its residuals touch, each with
 // room for W_pj = sum of F_rj'E_r (t_j x e_p); per f-block j the slots of every e-block that touches
 // it. A thread per f-block then forms S's block row j (its lower triangle: the columns of f-blocks
 // up to j) from its own cells and slots: no two threads write the same entry, and every sum runs in a
@@ -11,6 +12,22 @@
 #include "jacobian_cells.h"
 
 namespace ceres_cuda::detail {
+
+// F'F's blocks below the diagonal: per pair (j, k), k < j, of f-blocks that share residuals, the cells
+// (c of j, d of k) of each shared residual, in residual order, cut into chunks of at most kChunk
+// entries. A thread sums a chunk's F_rj'F_rk, then a warp sums a pair's chunks in warp order and writes
+// its block of S: every pair in parallel, and one shared by every residual (two blocks shared by all
+// images) in parallel too, where a thread per block row of S waited on thousands of terms in turn.
+struct FtfPairs {
+  static constexpr int kChunk = 64;
+  std::vector<int> pair_j, pair_k;       // per pair: its row and column block
+  std::vector<int> entry_j, entry_k;     // per entry: the two cells
+  std::vector<int> chunk_pair;           // per chunk: its pair
+  std::vector<int> chunk_position;       // chunk q: entries [chunk_position[q], chunk_position[q + 1])
+  std::vector<int> pair_chunk_start;     // pair i: chunks [pair_chunk_start[i], pair_chunk_start[i + 1])
+
+  FtfPairs(const SchurStructure& s, const JacobianCells& cells);
+};
 
 struct ReducedMatrixPlan {
   std::vector<int> slot_start;      // e-block p (from 0): slots [slot_start[p], slot_start[p + 1])

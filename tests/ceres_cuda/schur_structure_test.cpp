@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "general_problems.h"
 #include "jacobian_cells.h"
+#include "reduced_matrix_plan.h"
 #include "schur_structure.h"
 
 namespace {
@@ -115,6 +117,45 @@ TEST(JacobianCells, ColumnsInResidualAndEBlockOrder) {
     }
     EXPECT_EQ(total, static_cast<long>(cells.cells.size()));
   }
+}
+
+// FtfPairs: every two f-cells of a residual, as (the later block's cell, the earlier block's), once, under
+// the pair of their blocks, in residual order, cut into chunks of at most kChunk.
+TEST(FtfPairs, EveryPairOfFCellsOnceInResidualOrder) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(5, 300, 21);
+  Shape shape;
+  shape.shared_intrinsics = true;  // pairs of a block with every image
+  shape.mixed = true;              // a shared sensor offset: pairs of two shared blocks
+  shape.prior = general_test::Prior::Pose;
+  general_test::GeneralProblem g = general_test::build(scene, shape);
+  SchurStructure s;
+  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
+                                    g.problem.get(), &s),
+            "");
+  const JacobianCells cells(s);
+  const FtfPairs pairs(s, cells);
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> expected;  // (j, k) -> (c, d) in residual order
+  for (int r = 0; r < static_cast<int>(s.residuals.size()); ++r)
+    for (int c = cells.row_start[r]; c < cells.row_start[r + 1]; ++c)
+      for (int d = cells.row_start[r]; d < cells.row_start[r + 1]; ++d) {
+        const int j = cells.cells[c].block, k = cells.cells[d].block;
+        if (j < s.num_f_blocks && k < j) expected[{j, k}].push_back({c, d});
+      }
+  ASSERT_EQ(pairs.pair_j.size(), expected.size());
+  bool long_pair = false;
+  for (std::size_t i = 0; i < pairs.pair_j.size(); ++i) {
+    const auto& want = expected[{pairs.pair_j[i], pairs.pair_k[i]}];
+    std::vector<std::pair<int, int>> got;
+    for (int q = pairs.pair_chunk_start[i]; q < pairs.pair_chunk_start[i + 1]; ++q) {
+      EXPECT_EQ(pairs.chunk_pair[q], static_cast<int>(i));
+      EXPECT_LE(pairs.chunk_position[q + 1] - pairs.chunk_position[q], FtfPairs::kChunk);
+      for (int e = pairs.chunk_position[q]; e < pairs.chunk_position[q + 1]; ++e)
+        got.push_back({pairs.entry_j[e], pairs.entry_k[e]});
+    }
+    EXPECT_EQ(got, want) << "pair " << pairs.pair_j[i] << ", " << pairs.pair_k[i];
+    long_pair = long_pair || pairs.pair_chunk_start[i + 1] - pairs.pair_chunk_start[i] > 1;
+  }
+  EXPECT_TRUE(long_pair);  // the two shared blocks' pair spans chunks
 }
 
 TEST(SchurStructure, EBlocksOfOneAndFourValues) {

@@ -1,9 +1,10 @@
 #pragma once
 // The general GPU engine's kernels (general_cuda_engine.cu): block_schur_math.h's per-item functions,
-// a thread per item (residual block, variable block or Jacobian cell) over a grid-stride loop, and
-// the pieces of the explicit reduced system for the exact solvers. A thread owns what it writes, and
-// every sum runs in block_schur_math.h's fixed order: the same bits run after run.
+// a thread per item (residual block, variable block or Jacobian cell) over a grid-stride loop. A
+// thread owns what it writes, and every sum runs in block_schur_math.h's fixed order: the same bits
+// run after run. The explicit reduced system's kernels are in explicit_schur_kernels.cuh.
 #include "block_schur_math.h"
+#include "grid_stride.cuh"
 #include "linalg_cuda/internal/deterministic_reduce.cuh"
 #include "linalg_cuda/internal/launch_geometry.h"
 #include "linalg_cuda/internal/small_spd_inverse.h"
@@ -11,10 +12,6 @@
 namespace ceres_cuda::detail {
 namespace {
 
-constexpr int kBlockThreads = linalg_cuda::detail::kThreadsPerBlock;
-
-#define CERES_CUDA_FOR_EACH(i, first, last)                                                            \
-  for (int i = (first) + blockIdx.x * kBlockThreads + threadIdx.x; i < (last); i += gridDim.x * kBlockThreads)
 
 __global__ void row_product_kernel(BlockSparseView v, int residuals, const double* x, bool f_only, double* rows) {
   CERES_CUDA_FOR_EACH(r, 0, residuals) row_product(v, r, x, f_only, rows);
@@ -143,175 +140,6 @@ __global__ void step_kernel(long n, long nf, const double* y_f, const double* y_
     delta[k] = step[k] * scaling[k];
   }
 }
-
-// ---- the explicit reduced matrix S (n x n, column-major, the lower triangle as cuSOLVER reads it) for
-// the exact solvers, as ReducedMatrixPlan lays it out.
-struct PlanView {
-  const int* slot_start;
-  const int* slot_block;
-  const long* slot_values;
-  const int* slot_e_block;
-  const int* row_start;
-  const int* row_slots;
-};
-
-// W_pj = sum of F_rj'E_r over e-block p's residuals, for every slot of every e-block (a thread each).
-__global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, double* W) {
-  CERES_CUDA_FOR_EACH(i, 0, e_blocks) {
-    const int p = v.first_e_block + i, e = v.tangent_size[p];
-    const int first = plan.slot_start[i], last = plan.slot_start[i + 1];
-    for (int slot = first; slot < last; ++slot)
-      for (int k = 0; k < v.tangent_size[plan.slot_block[slot]] * e; ++k) W[plan.slot_values[slot] + k] = 0.0;
-    double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
-    for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
-      const int ec = v.column_cells[q];
-      const int r = v.cells[ec].residual;
-      for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
-        if (c == ec) continue;
-        const int j = v.cells[c].block, t = v.tangent_size[j];
-        int slot = first;
-        while (plan.slot_block[slot] != j) ++slot;
-        cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);
-        for (int k = 0; k < t * e; ++k) W[plan.slot_values[slot] + k] += product[k];
-      }
-    }
-  }
-}
-
-// F'F's blocks below the diagonal (FtfPairs): a thread per chunk of a pair's entries sums its
-// F_rj'F_rk into partials (stride values per chunk), then a warp per pair sums its chunks in warp order
-// and adds the block to S.
-struct PairsView {
-  const int* pair_j;
-  const int* pair_k;
-  const int* entry_j;
-  const int* entry_k;
-  ChunkView chunks;  // "block" is the pair
-  int num_chunks, num_pairs, stride;
-};
-
-__global__ void ftf_pair_chunk_kernel(BlockSparseView v, PairsView p, double* partials) {
-  CERES_CUDA_FOR_EACH(q, 0, p.num_chunks) {
-    const int i = p.chunks.block[q];
-    const int t = v.tangent_size[p.pair_j[i]], tk = v.tangent_size[p.pair_k[i]];
-    double* out = partials + static_cast<long>(q) * p.stride;
-    for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
-    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    for (int e = p.chunks.position[q]; e < p.chunks.position[q + 1]; ++e) {
-      const int c = p.entry_j[e], d = p.entry_k[e];
-      cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(v.cells[c].residual), product);
-      for (int a = 0; a < t * tk; ++a) out[a] += product[a];
-    }
-  }
-}
-
-__global__ void ftf_pair_sum_kernel(BlockSparseView v, PairsView p, const double* partials, double* S, long n) {
-  const int lane = threadIdx.x % kWarpLanes;
-  for (int i = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; i < p.num_pairs;
-       i += gridDim.x * (kBlockThreads / kWarpLanes)) {
-    const int j = p.pair_j[i], k = p.pair_k[i], tk = v.tangent_size[k];
-    const long row = v.tangent_offset[j], col = v.tangent_offset[k];
-    for (int a = 0; a < v.tangent_size[j] * tk; ++a) {
-      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(p.chunks, i, lane, partials, p.stride, a));
-      if (lane == 0) S[(col + a % tk) * n + row + a / tk] += sum;
-    }
-  }
-}
-
-// S's diagonal blocks F_j'F_j + D_j^2 from diagonal_chunk_kernel's sums over the chunks of each f-block
-// (a block shared by every residual is summed in parallel), a warp per block in block_schur_math.h's
-// warp order.
-__global__ void dense_diagonal_kernel(BlockSparseView v, ChunkView ch, int blocks, const double* partials,
-                                      const double* d2, double* S, long n) {
-  const int lane = threadIdx.x % kWarpLanes;
-  for (int b = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < blocks;
-       b += gridDim.x * (kBlockThreads / kWarpLanes)) {
-    const int t = v.tangent_size[b];
-    const long row = v.tangent_offset[b];
-    for (int j = 0; j < t * t; ++j) {
-      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, kDiagonalStride, j));
-      const int a = j / t, c = j % t;
-      if (lane == 0) S[(row + c) * n + row + a] += sum + (a == c ? d2[row + a] : 0.0);
-    }
-  }
-}
-
-// f-blocks k up to j (ReducedMatrixPlan's slots), a thread per f-block; the diagonal block in registers.
-__global__ void w_rows_kernel(BlockSparseView v, PlanView plan, int f_blocks, const double* W, const double* v_inverse,
-                              double* S, long n) {
-  CERES_CUDA_FOR_EACH(j, 0, f_blocks) {
-    const int t = v.tangent_size[j];
-    const long row = v.tangent_offset[j];
-    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize], diagonal[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    for (int a = 0; a < t * t; ++a) diagonal[a] = 0.0;
-    for (int q = plan.row_start[j]; q < plan.row_start[j + 1]; ++q) {
-      const int slot = plan.row_slots[q];
-      const int p = plan.slot_e_block[slot], i = p - v.first_e_block, e = v.tangent_size[p];
-      const double* Vi = v_inverse + static_cast<long>(i) * kEBlockValues;
-      for (int other = plan.slot_start[i]; other < plan.slot_start[i + 1]; ++other) {
-        const int k = plan.slot_block[other], tk = v.tangent_size[k];
-        if (k > j) continue;
-        sandwich(W + plan.slot_values[slot], t, Vi, e, W + plan.slot_values[other], tk, product);
-        if (k == j) {
-          for (int a = 0; a < t * t; ++a) diagonal[a] += product[a];
-          continue;
-        }
-        const long col = v.tangent_offset[k];
-        for (int a = 0; a < t; ++a)
-          for (int b = 0; b < tk; ++b) S[(col + b) * n + row + a] -= product[a * tk + b];
-      }
-    }
-    for (int a = 0; a < t; ++a)
-      for (int b = 0; b < t; ++b) S[(row + b) * n + row + a] -= diagonal[a * t + b];
-  }
-}
-
-// G's columns for e-blocks [first, first + count): for e-block p, e_p columns holding F_rb'E_r M_p at
-// the rows of every f-block b its residuals touch (M_p M_p' = V_p^-1), so that S -= G G' subtracts
-// every W V^-1 W'. G is n x (kMaxEBlockTangentSize * count), column-major, zero on entry.
-__global__ void explicit_g_kernel(BlockSparseView v, int first, int count, const double* v_inverse, double* G, long n) {
-  CERES_CUDA_FOR_EACH(i, 0, count) {
-    const int p = v.first_e_block + first + i;
-    const int e = v.tangent_size[p];
-    double M[kEBlockValues];  // the Cholesky factor of V_p^-1 (lower), from its inverse's inverse
-    const double* Vi = v_inverse + static_cast<long>(first + i) * kEBlockValues;
-    for (int k = 0; k < e * e; ++k) M[k] = 0.0;
-    bool ok = true;
-    for (int j = 0; j < e && ok; ++j) {
-      double d = Vi[j * e + j];
-      for (int k = 0; k < j; ++k) d -= M[j * e + k] * M[j * e + k];
-      ok = d > 0.0 && isfinite(d);
-      if (!ok) break;
-      M[j * e + j] = sqrt(d);
-      for (int r = j + 1; r < e; ++r) {
-        double s = Vi[r * e + j];
-        for (int k = 0; k < j; ++k) s -= M[r * e + k] * M[j * e + k];
-        M[r * e + j] = s / M[j * e + j];
-      }
-    }
-    if (!ok) continue;  // V_p^-1 zeroed (a non-finite block): no Schur term, as in the implicit product
-    double* columns = G + static_cast<long>(i) * kMaxEBlockTangentSize * n;
-    double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
-    for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
-      const int ec = v.column_cells[q];
-      const int r = v.cells[ec].residual;
-      for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
-        if (c == ec) continue;
-        const int b = v.cells[c].block, t = v.tangent_size[b];
-        cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);  // F_rb'E_r, t x e
-        const long row = v.tangent_offset[b];
-        for (int j = 0; j < t; ++j)
-          for (int k = 0; k < e; ++k) {
-            double sum = 0.0;
-            for (int u = k; u < e; ++u) sum += product[j * e + u] * M[u * e + k];
-            columns[k * n + row + j] += sum;
-          }
-      }
-    }
-  }
-}
-
-#undef CERES_CUDA_FOR_EACH
 
 }  // namespace
 }  // namespace ceres_cuda::detail

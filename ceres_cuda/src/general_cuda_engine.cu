@@ -5,11 +5,8 @@
 // block_schur_math.h's functions (block_schur_kernels.cuh): Jacobi scaling, the LM diagonal, the
 // e-blocks' inverses, the reduced right-hand side, PCG on the implicit Schur complement with the
 // SCHUR_JACOBI or JACOBI blocks (ITERATIVE_SCHUR), or the explicit reduced matrix factored by
-// cuSOLVER (DENSE_SCHUR, SPARSE_SCHUR), the back-substitution and the model cost change. The step
+// cuSOLVER (ExplicitSchurSolver: DENSE_SCHUR, SPARSE_SCHUR), the back-substitution and the model cost change. The step
 // comes back to the host for Plus. No floating-point atomics: the same bits run after run.
-#include <cublas_v2.h>
-#include <cusolverDn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,6 +19,7 @@
 #include "block_schur_kernels.cuh"
 #include "device_families.h"
 #include "device_reductions.cuh"
+#include "explicit_schur_solver.h"
 #include "host_evaluated_engine.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
@@ -32,7 +30,6 @@
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/seconds_since.h"
 #include "phase_log.h"
-#include "reduced_matrix_plan.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -60,10 +57,6 @@ ChunkView upload_chunks(const ColumnChunks& chunks, std::vector<DeviceBuffer>* s
   storage->push_back(upload_array(chunks.block_start, stream));
   return {(*storage)[0].as<int>(), (*storage)[1].as<int>(), (*storage)[2].as<int>(), chunks.first};
 }
-
-// Below this many flops (about 10 ms on a Hopper GPU) the e-blocks' terms of the explicit S are formed
-// by syrk over dense columns; above it, by block rows (most of the dense products would be zeros).
-constexpr double kMaxSyrkFlops = 2e11;
 
 class GeneralCudaEngine;
 
@@ -160,10 +153,6 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     host_delta_.resize(n_);
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
     phase("chunks, device memory and uploads");
-  }
-
-  ~GeneralCudaEngine() override {
-    if (solver_ != nullptr) cusolverDnDestroy(solver_);
   }
 
   bool evaluate_at_x(double* cost) override {
@@ -381,130 +370,17 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     result->termination = to_linear_termination(summary.termination);
   }
 
-  // DENSE_SCHUR and SPARSE_SCHUR: S formed densely, then factored by cuSOLVER's Cholesky. F'F's
-  // diagonal blocks by column chunks (as the preconditioner's), the others by pairs of f-blocks
-  // (FtfPairs); the e-blocks' terms -W V^-1 W' either the same way (ReducedMatrixPlan's slots) or,
-  // where S is small enough that dense products cost less than the rows' serial sums, as -G G' by
-  // cuBLAS' syrk over dense columns G (explicit_g_kernel), a chunk of e-blocks at a time.
+  // DENSE_SCHUR and SPARSE_SCHUR: F'F's diagonal blocks by the preconditioner's column chunks (without
+  // the Schur term), the rest of S and its factorization by the ExplicitSchurSolver.
   void exact_solve(StepResult* result) {
-    const long n = nf_;
-    if (solver_ == nullptr) {
-      LINALG_CUDA_CHECK(cusolverDnCreate(&solver_));
-      LINALG_CUDA_CHECK(cusolverDnSetStream(solver_, stream_));
-    }
-    dense_.resize(static_cast<std::size_t>(n) * n);
-    dense_.fill(0.0);
-    if (!ftf_plan_) make_ftf_plan();
-    ftf_pair_chunk_kernel<<<blocks_for(pairs_view_.num_chunks), kBlockThreads, 0, stream_>>>(view_, pairs_view_,
-                                                                                             pair_partials_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
-    ftf_pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(pairs_view_.num_pairs) * kWarpLanes), kBlockThreads, 0,
-                          stream_>>>(view_, pairs_view_, pair_partials_.data(), dense_.data(), n);
-    LINALG_CUDA_CHECK_LAUNCH();
     diagonal_chunk_kernel<<<blocks_for(num_diagonal_chunks_), kBlockThreads, 0, stream_>>>(
         view_, diagonal_chunks_, num_diagonal_chunks_, false, v_inverse_.data(), diagonal_partials_.data());
     LINALG_CUDA_CHECK_LAUNCH();
-    dense_diagonal_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
-                            stream_>>>(view_, diagonal_chunks_, s_.num_f_blocks, diagonal_partials_.data(), d2_.data(),
-                                       dense_.data(), n);
-    LINALG_CUDA_CHECK_LAUNCH();
-    const double syrk_flops = static_cast<double>(n) * n * kMaxEBlockTangentSize * s_.num_e_blocks;
-    const ExplicitSchurMethod method = options_.explicit_schur;
-    if (method == ExplicitSchurMethod::Syrk || (method == ExplicitSchurMethod::Auto && syrk_flops <= kMaxSyrkFlops))
-      subtract_e_terms_by_syrk();
-    else
-      subtract_e_terms_by_rows();
-    int work_size = 0;
-    LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
-                                                  static_cast<int>(n), &work_size));
-    work_.resize(std::max(1, work_size));
-    int* info = scalars_.as<int>() + 2;
-    LINALG_CUDA_CHECK(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
-                                       static_cast<int>(n), work_.data(), work_size, info));
-    int host_info = 0;
-    copy_to_host(&host_info, info, 1);
-    if (host_info != 0) {
-      result->termination = LinearTermination::Failure;
-      result->message = "cuSOLVER failure. Unable to perform dense Cholesky factorization (minor " +
-                        std::to_string(host_info) + " not positive definite).";
-      return;
-    }
-    copy_on_device(y_.data(), rhs_.data(), n);
-    LINALG_CUDA_CHECK(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), 1, dense_.data(),
-                                       static_cast<int>(n), y_.data(), static_cast<int>(n), info));
-    result->termination = LinearTermination::Success;
-    result->message = "Success.";
-    result->linear_iterations = 1;
-    ++counters_.linear_iterations;
-  }
-
-  void subtract_e_terms_by_rows() {
-    if (!plan_) make_plan();
-    w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view_, plan_view_, s_.num_e_blocks,
-                                                                               w_slots_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
-    w_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(
-        view_, plan_view_, s_.num_f_blocks, w_slots_.data(), v_inverse_.data(), dense_.data(), nf_);
-    LINALG_CUDA_CHECK_LAUNCH();
-  }
-
-  void subtract_e_terms_by_syrk() {
-    const long n = nf_;
-    const long max_columns = std::max<long>(kMaxEBlockTangentSize, (256l << 20) / sizeof(double) / std::max<long>(1, n));
-    const int chunk = static_cast<int>(std::min<long>(max_columns / kMaxEBlockTangentSize, std::max(1, s_.num_e_blocks)));
-    g_.resize(static_cast<std::size_t>(n) * kMaxEBlockTangentSize * chunk);
-    cublasHandle_t blas = linalg_cuda::thread_context().cublas();
-    LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
-    for (int first = 0; first < s_.num_e_blocks; first += chunk) {
-      const int count = std::min(chunk, s_.num_e_blocks - first);
-      const long columns = static_cast<long>(kMaxEBlockTangentSize) * count;
-      LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * columns * sizeof(double), stream_));
-      explicit_g_kernel<<<blocks_for(count), kBlockThreads, 0, stream_>>>(view_, first, count, v_inverse_.data(),
-                                                                          g_.data(), n);
-      LINALG_CUDA_CHECK_LAUNCH();
-      const double alpha = -1.0, beta = 1.0;
-      LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(n),
-                                    static_cast<int>(columns), &alpha, g_.data(), static_cast<int>(n), &beta,
-                                    dense_.data(), static_cast<int>(n)));
-    }
-  }
-
-  // F'F's pairs of f-blocks, made on the exact solvers' first step.
-  void make_ftf_plan() {
-    const FtfPairs pairs(s_, cells_);
-    int stride = 1;
-    for (std::size_t i = 0; i < pairs.pair_j.size(); ++i)
-      stride = std::max(stride, s_.blocks[pairs.pair_j[i]].tangent_size * s_.blocks[pairs.pair_k[i]].tangent_size);
-    for (const std::vector<int>* v : {&pairs.pair_j, &pairs.pair_k, &pairs.entry_j, &pairs.entry_k, &pairs.chunk_pair,
-                                      &pairs.chunk_position, &pairs.pair_chunk_start})
-      ftf_storage_.push_back(upload_array(*v, stream_));
-    pairs_view_ = {ftf_storage_[0].as<int>(),
-                   ftf_storage_[1].as<int>(),
-                   ftf_storage_[2].as<int>(),
-                   ftf_storage_[3].as<int>(),
-                   {ftf_storage_[4].as<int>(), ftf_storage_[5].as<int>(), ftf_storage_[6].as<int>(), 0},
-                   static_cast<int>(pairs.chunk_pair.size()),
-                   static_cast<int>(pairs.pair_j.size()),
-                   stride};
-    pair_partials_.resize(std::max<std::size_t>(1, pairs.chunk_pair.size() * static_cast<std::size_t>(stride)));
-    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
-    ftf_plan_ = true;
-  }
-
-  // The exact solvers' plan of the e-blocks' terms, made on their first step by rows.
-  void make_plan() {
-    const ReducedMatrixPlan plan(s_, cells_);
-    plan_storage_.push_back(upload_array(plan.slot_start, stream_));
-    plan_storage_.push_back(upload_array(plan.slot_block, stream_));
-    plan_storage_.push_back(upload_array(plan.slot_values, stream_));
-    plan_storage_.push_back(upload_array(plan.slot_e_block, stream_));
-    plan_storage_.push_back(upload_array(plan.row_start, stream_));
-    plan_storage_.push_back(upload_array(plan.row_slots, stream_));
-    plan_view_ = {plan_storage_[0].as<int>(), plan_storage_[1].as<int>(), plan_storage_[2].as<long>(),
-                  plan_storage_[3].as<int>(), plan_storage_[4].as<int>(), plan_storage_[5].as<int>()};
-    w_slots_.resize(std::max<long>(1, plan.num_values));
-    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
-    plan_ = true;
+    if (!explicit_schur_)
+      explicit_schur_ = std::make_unique<ExplicitSchurSolver>(s_, cells_, options_.explicit_schur, stream_);
+    *result = explicit_schur_->solve(view_, diagonal_chunks_, diagonal_partials_.data(), d2_.data(), v_inverse_.data(),
+                                     rhs_.data(), y_.data());
+    counters_.linear_iterations += result->linear_iterations;
   }
 
   const double* step() const override { return host_delta_.data(); }
@@ -524,20 +400,12 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   DeviceVector<double> candidate_f_device_;  // the device families' residuals at the candidate
   std::vector<double> host_gradient_, host_delta_;
   DeviceVector<double> jacobian_, f_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_, v_inverse_, blocks_,
-      rhs_, y_, y_e_, per_residual_, partials_, dense_, g_, work_;
+      rhs_, y_, y_e_, per_residual_, partials_;
   mutable DeviceVector<double> rows_, e_values_, product_partials_;  // the Schur product's scratch
   DeviceVector<double> diagonal_partials_;
-  DeviceBuffer scalars_;                          // counters, cuSOLVER's info, the sum's result and ticket
-  bool ftf_plan_ = false;
-  std::vector<DeviceBuffer> ftf_storage_;
-  PairsView pairs_view_{};
-  DeviceVector<double> pair_partials_;
-  bool plan_ = false;
-  std::vector<DeviceBuffer> plan_storage_;
-  PlanView plan_view_{};
-  DeviceVector<double> w_slots_;
+  DeviceBuffer scalars_;                          // counters, the sum's result and ticket
+  std::unique_ptr<ExplicitSchurSolver> explicit_schur_;  // made on the exact solvers' first step
   linalg_cuda::ConjugateGradient cg_;
-  cusolverDnHandle_t solver_ = nullptr;
 };
 
 void ReducedSystem::apply(const DeviceVector<double>& x, DeviceVector<double>& y) const {

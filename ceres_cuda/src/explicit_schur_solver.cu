@@ -1,0 +1,163 @@
+#include "explicit_schur_solver.h"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <string>
+
+#include "explicit_schur_kernels.cuh"
+#include "linalg_cuda/cuda_check.h"
+#include "linalg_cuda/cuda_context.h"
+#include "reduced_matrix_plan.h"
+
+namespace ceres_cuda::detail {
+namespace {
+
+using linalg_cuda::DeviceBuffer;
+using linalg_cuda::detail::blocks_for;
+
+// Below this many flops (about 10 ms on a Hopper GPU) the e-blocks' terms are formed by syrk over dense
+// columns; above it, by block rows (most of the dense products would be zeros).
+constexpr double kMaxSyrkFlops = 2e11;
+
+template <typename T>
+DeviceBuffer upload(const std::vector<T>& host, cudaStream_t stream) {
+  DeviceBuffer buffer(std::max<std::size_t>(1, host.size()) * sizeof(T));
+  if (!host.empty())
+    LINALG_CUDA_CHECK(
+        cudaMemcpyAsync(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  return buffer;
+}
+
+}  // namespace
+
+ExplicitSchurSolver::ExplicitSchurSolver(const SchurStructure& structure, const JacobianCells& cells,
+                                         ExplicitSchurMethod method, cudaStream_t stream)
+    : s_(structure), cells_(cells), method_(method), stream_(stream), n_(structure.f_tangent_size) {
+  info_.reserve(sizeof(int));
+}
+
+ExplicitSchurSolver::~ExplicitSchurSolver() {
+  if (solver_ != nullptr) cusolverDnDestroy(solver_);
+}
+
+StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkView& diagonal_chunks,
+                                      const double* diagonal_partials, const double* d2, const double* v_inverse,
+                                      const double* rhs, double* y) {
+  const long n = n_;
+  if (solver_ == nullptr) {
+    LINALG_CUDA_CHECK(cusolverDnCreate(&solver_));
+    LINALG_CUDA_CHECK(cusolverDnSetStream(solver_, stream_));
+  }
+  dense_.resize(static_cast<std::size_t>(n) * n);
+  dense_.fill(0.0);
+  if (!pairs_made_) make_pairs();
+  const PairsView pairs{pair_storage_[0].as<int>(),
+                        pair_storage_[1].as<int>(),
+                        pair_storage_[2].as<int>(),
+                        pair_storage_[3].as<int>(),
+                        {pair_storage_[4].as<int>(), pair_storage_[5].as<int>(), pair_storage_[6].as<int>(), 0},
+                        num_pair_chunks_,
+                        num_pairs_,
+                        pair_stride_};
+  ftf_pair_chunk_kernel<<<blocks_for(num_pair_chunks_), kBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
+  LINALG_CUDA_CHECK_LAUNCH();
+  ftf_pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(num_pairs_) * kWarpLanes), kBlockThreads, 0, stream_>>>(
+      view, pairs, pair_partials_.data(), dense_.data(), n);
+  LINALG_CUDA_CHECK_LAUNCH();
+  dense_diagonal_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
+                          stream_>>>(view, diagonal_chunks, s_.num_f_blocks, diagonal_partials, d2, dense_.data(), n);
+  LINALG_CUDA_CHECK_LAUNCH();
+  const double syrk_flops = static_cast<double>(n) * n * kMaxEBlockTangentSize * s_.num_e_blocks;
+  if (method_ == ExplicitSchurMethod::Syrk || (method_ == ExplicitSchurMethod::Auto && syrk_flops <= kMaxSyrkFlops))
+    subtract_e_terms_by_syrk(view, v_inverse);
+  else
+    subtract_e_terms_by_rows(view, v_inverse);
+
+  int work_size = 0;
+  LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
+                                                static_cast<int>(n), &work_size));
+  work_.resize(std::max(1, work_size));
+  int* info = info_.as<int>();
+  LINALG_CUDA_CHECK(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
+                                     static_cast<int>(n), work_.data(), work_size, info));
+  int host_info = 0;
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(&host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  StepResult result;
+  if (host_info != 0) {
+    result.termination = LinearTermination::Failure;
+    result.message = "cuSOLVER failure. Unable to perform dense Cholesky factorization (minor " +
+                     std::to_string(host_info) + " not positive definite).";
+    return result;
+  }
+  if (n > 0)
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(y, rhs, n * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+  LINALG_CUDA_CHECK(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), 1, dense_.data(),
+                                     static_cast<int>(n), y, static_cast<int>(n), info));
+  result.termination = LinearTermination::Success;
+  result.message = "Success.";
+  result.linear_iterations = 1;
+  return result;
+}
+
+void ExplicitSchurSolver::subtract_e_terms_by_rows(const BlockSparseView& view, const double* v_inverse) {
+  if (!rows_made_) make_rows();
+  const PlanView plan{row_storage_[0].as<int>(), row_storage_[1].as<int>(), row_storage_[2].as<long>(),
+                      row_storage_[3].as<int>(), row_storage_[4].as<int>(), row_storage_[5].as<int>()};
+  w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view, plan, s_.num_e_blocks,
+                                                                             w_slots_.data());
+  LINALG_CUDA_CHECK_LAUNCH();
+  w_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view, plan, s_.num_f_blocks, w_slots_.data(),
+                                                                            v_inverse, dense_.data(), n_);
+  LINALG_CUDA_CHECK_LAUNCH();
+}
+
+void ExplicitSchurSolver::subtract_e_terms_by_syrk(const BlockSparseView& view, const double* v_inverse) {
+  const long n = n_;
+  const long max_columns = std::max<long>(kMaxEBlockTangentSize, (256l << 20) / sizeof(double) / std::max<long>(1, n));
+  const int chunk = static_cast<int>(std::min<long>(max_columns / kMaxEBlockTangentSize, std::max(1, s_.num_e_blocks)));
+  g_.resize(static_cast<std::size_t>(n) * kMaxEBlockTangentSize * chunk);
+  cublasHandle_t blas = linalg_cuda::thread_context().cublas();
+  LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
+  for (int first = 0; first < s_.num_e_blocks; first += chunk) {
+    const int count = std::min(chunk, s_.num_e_blocks - first);
+    const long columns = static_cast<long>(kMaxEBlockTangentSize) * count;
+    LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * columns * sizeof(double), stream_));
+    explicit_g_kernel<<<blocks_for(count), kBlockThreads, 0, stream_>>>(view, first, count, v_inverse, g_.data(), n);
+    LINALG_CUDA_CHECK_LAUNCH();
+    const double alpha = -1.0, beta = 1.0;
+    LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(n),
+                                  static_cast<int>(columns), &alpha, g_.data(), static_cast<int>(n), &beta,
+                                  dense_.data(), static_cast<int>(n)));
+  }
+}
+
+void ExplicitSchurSolver::make_pairs() {
+  const FtfPairs pairs(s_, cells_);
+  for (std::size_t i = 0; i < pairs.pair_j.size(); ++i)
+    pair_stride_ = std::max(pair_stride_, s_.blocks[pairs.pair_j[i]].tangent_size * s_.blocks[pairs.pair_k[i]].tangent_size);
+  for (const std::vector<int>* v : {&pairs.pair_j, &pairs.pair_k, &pairs.entry_j, &pairs.entry_k, &pairs.chunk_pair,
+                                    &pairs.chunk_position, &pairs.pair_chunk_start})
+    pair_storage_.push_back(upload(*v, stream_));
+  num_pair_chunks_ = static_cast<int>(pairs.chunk_pair.size());
+  num_pairs_ = static_cast<int>(pairs.pair_j.size());
+  pair_partials_.resize(std::max<std::size_t>(1, pairs.chunk_pair.size() * static_cast<std::size_t>(pair_stride_)));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
+  pairs_made_ = true;
+}
+
+void ExplicitSchurSolver::make_rows() {
+  const ReducedMatrixPlan plan(s_, cells_);
+  row_storage_.push_back(upload(plan.slot_start, stream_));
+  row_storage_.push_back(upload(plan.slot_block, stream_));
+  row_storage_.push_back(upload(plan.slot_values, stream_));
+  row_storage_.push_back(upload(plan.slot_e_block, stream_));
+  row_storage_.push_back(upload(plan.row_start, stream_));
+  row_storage_.push_back(upload(plan.row_slots, stream_));
+  w_slots_.resize(std::max<long>(1, plan.num_values));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
+  rows_made_ = true;
+}
+
+}  // namespace ceres_cuda::detail

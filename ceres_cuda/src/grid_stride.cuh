@@ -1,0 +1,13 @@
+#pragma once
+// The general engine's kernels take a thread per item over a grid-stride loop.
+#include "linalg_cuda/internal/launch_geometry.h"
+
+namespace ceres_cuda::detail {
+
+constexpr int kBlockThreads = linalg_cuda::detail::kThreadsPerBlock;
+
+}  // namespace ceres_cuda::detail
+
+#define CERES_CUDA_FOR_EACH(i, first, last)                                                            \
+  for (int i = (first) + blockIdx.x * ::ceres_cuda::detail::kBlockThreads + threadIdx.x; i < (last);     \
+       i += gridDim.x * ::ceres_cuda::detail::kBlockThreads)

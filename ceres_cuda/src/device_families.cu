@@ -6,6 +6,7 @@
 
 #include "device_family_kernels.cuh"
 #include "device_reductions.cuh"
+#include "device_upload.h"
 #include "linalg_cuda/cuda_check.h"
 #include "residual_families.h"
 
@@ -15,14 +16,6 @@ namespace {
 using linalg_cuda::DeviceBuffer;
 using linalg_cuda::detail::blocks_for;
 
-template <typename T>
-DeviceBuffer upload(const std::vector<T>& host, cudaStream_t stream) {
-  DeviceBuffer buffer(std::max<std::size_t>(1, host.size()) * sizeof(T));
-  if (!host.empty())
-    LINALG_CUDA_CHECK(
-        cudaMemcpyAsync(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-  return buffer;
-}
 
 template <class Model>
 void launch_family(const FamilyArgs& args, cudaStream_t stream) {
@@ -47,16 +40,16 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
     std::vector<int> blocks;
     std::vector<double> observations;
     pack_family(structure, family, &blocks, &observations);
-    families_.push_back(
-        {family.model, family.loss, family.first, family.last - family.first, upload(blocks, stream), upload(observations, stream)});
+    families_.push_back({family.model, family.loss, family.first, family.last - family.first,
+                         upload_array(blocks, stream), upload_array(observations, stream)});
     residuals_ = std::max(residuals_, family.last);
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host arrays go out of scope
   }
   if (empty()) return;
   std::vector<long> block_offset(structure.blocks.size());
   for (std::size_t b = 0; b < structure.blocks.size(); ++b) block_offset[b] = structure.blocks[b].offset;
-  block_offset_ = upload(block_offset, stream);
-  plus_offset_ = upload(plus_jacobian_offset, stream);
+  block_offset_ = upload_array(block_offset, stream);
+  plus_offset_ = upload_array(plus_jacobian_offset, stream);
   state_ = linalg_cuda::DeviceVector<double>(std::max<long>(1, structure.state_size));
   cost_ = linalg_cuda::DeviceVector<double>(residuals_);
   partials_ = linalg_cuda::DeviceVector<double>(kMaxReduceBlocks);

@@ -20,6 +20,24 @@ struct PlanView {
   const int* row_slots;
 };
 
+// Calls visit(c, t, product) for every f-cell c (t columns) of e-block p's residuals, in residual order,
+// with product = F_rc'E_r (t x e_p).
+template <class Visit>
+__device__ void for_each_f_cell_of_e_block(const BlockSparseView& v, int p, Visit&& visit) {
+  const int e = v.tangent_size[p];
+  double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
+  for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
+    const int ec = v.column_cells[q];
+    const int r = v.cells[ec].residual;
+    for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
+      if (c == ec) continue;
+      const int t = v.tangent_size[v.cells[c].block];
+      cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);
+      visit(c, t, product);
+    }
+  }
+}
+
 // W_pj = sum of F_rj'E_r over e-block p's residuals, for every slot of every e-block (a thread each).
 __global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, double* W) {
   CERES_CUDA_FOR_EACH(i, 0, e_blocks) {
@@ -27,19 +45,11 @@ __global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, d
     const int first = plan.slot_start[i], last = plan.slot_start[i + 1];
     for (int slot = first; slot < last; ++slot)
       for (int k = 0; k < v.tangent_size[plan.slot_block[slot]] * e; ++k) W[plan.slot_values[slot] + k] = 0.0;
-    double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
-    for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
-      const int ec = v.column_cells[q];
-      const int r = v.cells[ec].residual;
-      for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
-        if (c == ec) continue;
-        const int j = v.cells[c].block, t = v.tangent_size[j];
-        int slot = first;
-        while (plan.slot_block[slot] != j) ++slot;
-        cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);
-        for (int k = 0; k < t * e; ++k) W[plan.slot_values[slot] + k] += product[k];
-      }
-    }
+    for_each_f_cell_of_e_block(v, p, [&](int c, int t, const double* product) {
+      int slot = first;
+      while (plan.slot_block[slot] != v.cells[c].block) ++slot;
+      for (int k = 0; k < t * e; ++k) W[plan.slot_values[slot] + k] += product[k];
+    });
   }
 }
 
@@ -156,23 +166,15 @@ __global__ void explicit_g_kernel(BlockSparseView v, int first, int count, const
     }
     if (!ok) continue;  // V_p^-1 zeroed (a non-finite block): no Schur term, as in the implicit product
     double* columns = G + static_cast<long>(i) * kMaxEBlockTangentSize * n;
-    double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
-    for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
-      const int ec = v.column_cells[q];
-      const int r = v.cells[ec].residual;
-      for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
-        if (c == ec) continue;
-        const int b = v.cells[c].block, t = v.tangent_size[b];
-        cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);  // F_rb'E_r, t x e
-        const long row = v.tangent_offset[b];
-        for (int j = 0; j < t; ++j)
-          for (int k = 0; k < e; ++k) {
-            double sum = 0.0;
-            for (int u = k; u < e; ++u) sum += product[j * e + u] * M[u * e + k];
-            columns[k * n + row + j] += sum;
-          }
-      }
-    }
+    for_each_f_cell_of_e_block(v, p, [&](int c, int t, const double* product) {  // F_rb'E_r, t x e
+      const long row = v.tangent_offset[v.cells[c].block];
+      for (int j = 0; j < t; ++j)
+        for (int k = 0; k < e; ++k) {
+          double sum = 0.0;
+          for (int u = k; u < e; ++u) sum += product[j * e + u] * M[u * e + k];
+          columns[k * n + row + j] += sum;
+        }
+    });
   }
 }
 

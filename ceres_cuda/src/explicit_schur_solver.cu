@@ -6,6 +6,7 @@
 #include <string>
 
 #include "explicit_schur_kernels.cuh"
+#include "device_upload.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "reduced_matrix_plan.h"
@@ -20,14 +21,6 @@ using linalg_cuda::detail::blocks_for;
 // columns; above it, by block rows (most of the dense products would be zeros).
 constexpr double kMaxSyrkFlops = 2e11;
 
-template <typename T>
-DeviceBuffer upload(const std::vector<T>& host, cudaStream_t stream) {
-  DeviceBuffer buffer(std::max<std::size_t>(1, host.size()) * sizeof(T));
-  if (!host.empty())
-    LINALG_CUDA_CHECK(
-        cudaMemcpyAsync(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-  return buffer;
-}
 
 }  // namespace
 
@@ -139,7 +132,7 @@ void ExplicitSchurSolver::make_pairs() {
     pair_stride_ = std::max(pair_stride_, s_.blocks[pairs.pair_j[i]].tangent_size * s_.blocks[pairs.pair_k[i]].tangent_size);
   for (const std::vector<int>* v : {&pairs.pair_j, &pairs.pair_k, &pairs.entry_j, &pairs.entry_k, &pairs.chunk_pair,
                                     &pairs.chunk_position, &pairs.pair_chunk_start})
-    pair_storage_.push_back(upload(*v, stream_));
+    pair_storage_.push_back(upload_array(*v, stream_));
   num_pair_chunks_ = static_cast<int>(pairs.chunk_pair.size());
   num_pairs_ = static_cast<int>(pairs.pair_j.size());
   pair_partials_.resize(std::max<std::size_t>(1, pairs.chunk_pair.size() * static_cast<std::size_t>(pair_stride_)));
@@ -149,12 +142,12 @@ void ExplicitSchurSolver::make_pairs() {
 
 void ExplicitSchurSolver::make_rows() {
   const ReducedMatrixPlan plan(s_, cells_);
-  row_storage_.push_back(upload(plan.slot_start, stream_));
-  row_storage_.push_back(upload(plan.slot_block, stream_));
-  row_storage_.push_back(upload(plan.slot_values, stream_));
-  row_storage_.push_back(upload(plan.slot_e_block, stream_));
-  row_storage_.push_back(upload(plan.row_start, stream_));
-  row_storage_.push_back(upload(plan.row_slots, stream_));
+  row_storage_.push_back(upload_array(plan.slot_start, stream_));
+  row_storage_.push_back(upload_array(plan.slot_block, stream_));
+  row_storage_.push_back(upload_array(plan.slot_values, stream_));
+  row_storage_.push_back(upload_array(plan.slot_e_block, stream_));
+  row_storage_.push_back(upload_array(plan.row_start, stream_));
+  row_storage_.push_back(upload_array(plan.row_slots, stream_));
   w_slots_.resize(std::max<long>(1, plan.num_values));
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
   rows_made_ = true;

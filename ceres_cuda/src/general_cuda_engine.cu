@@ -23,6 +23,7 @@
 #include "host_evaluated_engine.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
+#include "device_upload.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
@@ -39,15 +40,6 @@ using linalg_cuda::DeviceVector;
 using linalg_cuda::detail::blocks_for;
 using linalg_cuda::detail::seconds_since;
 
-// A host array on the device (one element at least: a kernel argument must point somewhere).
-template <typename T>
-DeviceBuffer upload_array(const std::vector<T>& host, cudaStream_t stream) {
-  DeviceBuffer buffer(std::max<std::size_t>(1, host.size()) * sizeof(T));
-  if (!host.empty())
-    LINALG_CUDA_CHECK(
-        cudaMemcpyAsync(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-  return buffer;
-}
 
 // ColumnChunks' arrays on the device (kept in *storage), as the kernels take them.
 ChunkView upload_chunks(const ColumnChunks& chunks, std::vector<DeviceBuffer>* storage) {

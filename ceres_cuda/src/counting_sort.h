@@ -6,7 +6,9 @@
 // places. The result does not depend on the number of threads.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace ceres_cuda::detail {
@@ -19,32 +21,46 @@ namespace ceres_cuda::detail {
 template <class Bucket, class Place>
 std::vector<long> parallel_counting_sort(long count, int buckets, const Bucket& bucket, const Place& place) {
   std::vector<long> start(static_cast<std::size_t>(buckets) + 1, 0);
-  std::vector<long> offsets;  // thread t's counts, then its next positions: [t * buckets + b]
+  // Thread t's counts, then its next positions: [t * buckets + b]. Left uninitialised, each thread
+  // zeroing its own row: with a million buckets (a sort by block) the table is tens of megabytes.
+  std::unique_ptr<long[]> offsets;
   const std::size_t width = static_cast<std::size_t>(buckets);
-#pragma omp parallel
+  // The table takes threads x buckets values: with many buckets, fewer threads, so that it stays within
+  // a few times the items' count.
+  const long most = std::max<long>(4 * static_cast<long>(width), count) / std::max<long>(1, static_cast<long>(width));
+  const int threads = static_cast<int>(std::max<long>(1, std::min<long>(omp_get_max_threads(), most)));
+#pragma omp parallel num_threads(threads)
   {
     const int team = omp_get_num_threads(), t = omp_get_thread_num();
 #pragma omp single
-    offsets.assign(static_cast<std::size_t>(team) * width, 0);
+    offsets.reset(new long[static_cast<std::size_t>(team) * width]);
     const long begin = count * t / team, end = count * (t + 1) / team;
-    long* mine = offsets.data() + static_cast<std::size_t>(t) * width;
+    long* mine = offsets.get() + static_cast<std::size_t>(t) * width;
+    std::fill(mine, mine + width, 0L);
     for (long i = begin; i < end; ++i)
       if (const int b = bucket(i); b >= 0) ++mine[b];
 #pragma omp barrier
-#pragma omp single
-    {
-      long running = 0;
-      for (std::size_t b = 0; b < width; ++b) {
-        start[b] = running;
-        for (int u = 0; u < team; ++u) {
-          long& slot = offsets[static_cast<std::size_t>(u) * width + b];
-          const long n = slot;
-          slot = running;
-          running += n;
-        }
-      }
-      start[width] = running;
+    // Bucket totals over a range of buckets per thread, their running sum on one thread, then the
+    // threads' offsets within each bucket, again a range of buckets per thread.
+    const std::size_t first = width * t / team, last = width * (t + 1) / team;
+    for (std::size_t b = first; b < last; ++b) {
+      long total = 0;
+      for (int u = 0; u < team; ++u) total += offsets[static_cast<std::size_t>(u) * width + b];
+      start[b + 1] = total;
     }
+#pragma omp barrier
+#pragma omp single
+    for (std::size_t b = 0; b < width; ++b) start[b + 1] += start[b];
+    for (std::size_t b = first; b < last; ++b) {
+      long running = start[b];
+      for (int u = 0; u < team; ++u) {
+        long& slot = offsets[static_cast<std::size_t>(u) * width + b];
+        const long n = slot;
+        slot = running;
+        running += n;
+      }
+    }
+#pragma omp barrier
     for (long i = begin; i < end; ++i)
       if (const int b = bucket(i); b >= 0) place(i, mine[b]++);
   }

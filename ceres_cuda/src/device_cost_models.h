@@ -55,7 +55,8 @@ struct ModelSizes {
 constexpr ModelSizes sizes_of(CostModel model) {
   switch (model) {
     case CostModel::Snavely: return {SnavelyModel::kBlocks, SnavelyModel::kObservationSize};
-    case CostModel::QuaternionSnavely: return {QuaternionSnavelyModel::kBlocks, QuaternionSnavelyModel::kObservationSize};
+    case CostModel::QuaternionSnavely:
+      return {QuaternionSnavelyModel::kBlocks, QuaternionSnavelyModel::kObservationSize};
     case CostModel::Host: break;
   }
   return {};

@@ -13,9 +13,7 @@
 namespace ceres_cuda::detail {
 namespace {
 
-using linalg_cuda::DeviceBuffer;
 using linalg_cuda::detail::blocks_for;
-
 
 template <class Model>
 void launch_family(const FamilyArgs& args, cudaStream_t stream) {
@@ -23,12 +21,11 @@ void launch_family(const FamilyArgs& args, cudaStream_t stream) {
   LINALG_CUDA_CHECK_LAUNCH();
 }
 
-
 }  // namespace
 
-DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vector<long>& plus_jacobian_offset, const JacobianCell* device_cells,
-                               const int* device_row_start, const long* device_row_offset,
-                               const int* device_tangent_size, cudaStream_t stream)
+DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vector<long>& plus_jacobian_offset,
+                               const JacobianCell* device_cells, const int* device_row_start,
+                               const long* device_row_offset, const int* device_tangent_size, cudaStream_t stream)
     : s_(structure),
       stream_(stream),
       cells_(device_cells),
@@ -61,7 +58,8 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
 void DeviceFamilies::launch(const double* state, const std::vector<double>* plus_jacobians, double* f,
                             double* jacobian) {
   if (empty()) return;
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(state_.data(), state, s_.state_size * sizeof(double), cudaMemcpyHostToDevice, stream_));
+  LINALG_CUDA_CHECK(
+      cudaMemcpyAsync(state_.data(), state, s_.state_size * sizeof(double), cudaMemcpyHostToDevice, stream_));
   if (plus_jacobians != nullptr && !plus_jacobians->empty()) {
     if (plus_jacobians_.size() < plus_jacobians->size())
       plus_jacobians_ = linalg_cuda::DeviceVector<double>(plus_jacobians->size());

@@ -19,9 +19,9 @@ class DeviceFamilies {
  public:
   // plus_jacobian_offset: per variable block, its PlusJacobian's place in the host array that launch()
   // takes, or -1 (ThreadedEvaluator's). device_view: the engine's uploaded copy of cells' arrays.
-  DeviceFamilies(const SchurStructure& structure, const std::vector<long>& plus_jacobian_offset, const JacobianCell* device_cells,
-                 const int* device_row_start, const long* device_row_offset, const int* device_tangent_size,
-                 cudaStream_t stream);
+  DeviceFamilies(const SchurStructure& structure, const std::vector<long>& plus_jacobian_offset,
+                 const JacobianCell* device_cells, const int* device_row_start, const long* device_row_offset,
+                 const int* device_tangent_size, cudaStream_t stream);
 
   bool empty() const { return residuals_ == 0; }
   int num_residuals() const { return residuals_; }  // the device families' residuals: [0, num_residuals())

@@ -84,7 +84,8 @@ __device__ bool evaluate_family_residual(const FamilyArgs& a, int i) {
           if (!isfinite(v)) return false;
           J[row * t + k] = v;
         }
-      if (has_loss) correct_jacobian(correction, f, m, t, [&J, t](int row, int k) -> double& { return J[row * t + k]; });
+      if (has_loss)
+        correct_jacobian(correction, f, m, t, [&J, t](int row, int k) -> double& { return J[row * t + k]; });
       double* out = a.jacobian + cell.values;
       for (int q = 0; q < m * t; ++q) out[q] = J[q];
     }

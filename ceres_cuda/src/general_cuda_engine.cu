@@ -1,29 +1,29 @@
 // The GPU engine of the general structure (SchurStructure): the library's cost functions are evaluated
 // on the GPU (DeviceFamilies), the user's on CPU threads (ThreadedEvaluator) with their rows of the
 // Jacobian going to the device in one copy per evaluation at x; manifolds (Plus, PlusJacobian) run on
-// the host (BlockState), and the whole linear algebra of a step runs there on JacobianCells' layout with
-// block_schur_math.h's functions (block_schur_kernels.cuh): Jacobi scaling, the LM diagonal, the
-// e-blocks' inverses, the reduced right-hand side, PCG on the implicit Schur complement with the
-// SCHUR_JACOBI or JACOBI blocks (ITERATIVE_SCHUR), or the explicit reduced matrix factored by
-// cuSOLVER (ExplicitSchurSolver: DENSE_SCHUR, SPARSE_SCHUR), the back-substitution and the model cost change. The step
-// comes back to the host for Plus. No floating-point atomics: the same bits run after run.
+// the host (BlockState), and the whole linear algebra of a step runs on the device on JacobianCells'
+// layout with block_schur_math.h's functions (block_schur_kernels.cuh): Jacobi scaling, the LM
+// diagonal, the e-blocks' inverses, the reduced right-hand side, PCG on the implicit Schur complement
+// with the SCHUR_JACOBI or JACOBI blocks (ITERATIVE_SCHUR), or the explicit reduced matrix factored by
+// cuSOLVER (ExplicitSchurSolver: DENSE_SCHUR, SPARSE_SCHUR), the back-substitution and the model cost
+// change. The step comes back to the host for Plus. No floating-point atomics: the same bits run after
+// run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
-
-#include <memory>
 
 #include "block_schur_kernels.cuh"
 #include "device_families.h"
 #include "device_reductions.cuh"
+#include "device_upload.h"
 #include "explicit_schur_solver.h"
 #include "host_evaluated_engine.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
-#include "device_upload.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
@@ -39,7 +39,6 @@ using linalg_cuda::DeviceBuffer;
 using linalg_cuda::DeviceVector;
 using linalg_cuda::detail::blocks_for;
 using linalg_cuda::detail::seconds_since;
-
 
 // ColumnChunks' arrays on the device (kept in *storage), as the kernels take them.
 ChunkView upload_chunks(const ColumnChunks& chunks, std::vector<DeviceBuffer>* storage) {
@@ -116,9 +115,9 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
                             nullptr,                       structure.f_tangent_size,    structure.first_e_block()};
     host_jacobian_.reserve(std::max<long>(1, evaluator_.num_jacobian_values()) * sizeof(double));
     host_f_.reserve(std::max<long>(1, evaluator_.num_f()) * sizeof(double));
-    families_ = std::make_unique<DeviceFamilies>(structure, evaluator_.plus_jacobian_offsets(), d_cells_.as<JacobianCell>(),
-                                                 d_row_start_.as<int>(), d_row_offset_.as<long>(),
-                                                 d_tangent_size_.as<int>(), stream_);
+    families_ = std::make_unique<DeviceFamilies>(structure, evaluator_.plus_jacobian_offsets(),
+                                                 d_cells_.as<JacobianCell>(), d_row_start_.as<int>(),
+                                                 d_row_offset_.as<long>(), d_tangent_size_.as<int>(), stream_);
     if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
     view_.jacobian = jacobian_.data();

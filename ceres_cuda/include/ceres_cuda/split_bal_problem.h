@@ -4,8 +4,9 @@
 // (f, k1, k2), or one intrinsics block shared by all images; per point a 3-vector; each observation a
 // residual block of four parameter blocks with a cost function of the Snavely model, the rotation by
 // quaternion: an AutoDiff functor (a user's cost function, which ceres_cuda evaluates on CPU threads)
-// or the library's QuaternionSnavelyReprojectionError (evaluated on the GPU). For examples and benchmarks of ceres_cuda::Solve's general path; the values
-// live here, so that the object must outlive the problems it is added to.
+// or the library's QuaternionSnavelyReprojectionError (evaluated on the GPU). For examples and
+// benchmarks of ceres_cuda::Solve's general path; the values live here, so that the object must
+// outlive the problems it is added to.
 #include <vector>
 
 #include "ceres_cuda/bal_problem.h"

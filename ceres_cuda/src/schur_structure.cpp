@@ -256,6 +256,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
     info.tangent_size = problem->ParameterBlockTangentSize(info.user);
     info.manifold = problem->GetManifold(info.user);
     info.constant = problem->IsParameterBlockConstant(info.user);
+    info.used = !info.constant && b < used;  // the first `used` blocks are those residuals name
     parameters += info.size;
     effective += info.tangent_size;
     bounded += !info.constant && has_bounds(*problem, info.user, info.size);
@@ -268,10 +269,6 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   residual_blocks.block.resize(positions);
 #pragma omp parallel for schedule(static)
   for (long p = 0; p < positions; ++p) residual_blocks.block[p] = number_of_slot[slot_of[p]];
-  for (long p = 0; p < positions; ++p) {
-    BlockInfo& info = blocks[residual_blocks.block[p]];
-    if (!info.constant) info.used = true;
-  }
   phase("blocks and residual blocks");
   structure->num_parameter_blocks = static_cast<int>(blocks.size());
 

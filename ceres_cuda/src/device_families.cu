@@ -13,11 +13,13 @@
 namespace ceres_cuda::detail {
 namespace {
 
+using linalg_cuda::detail::blocks_covering;
 using linalg_cuda::detail::blocks_for;
 
 template <class Model>
 void launch_family(const FamilyArgs& args, cudaStream_t stream) {
-  evaluate_family_kernel<Model><<<blocks_for(args.count), linalg_cuda::detail::kThreadsPerBlock, 0, stream>>>(args);
+  // A thread per residual, no loop: a grid covering them all.
+  evaluate_family_kernel<Model><<<blocks_covering(args.count), linalg_cuda::detail::kThreadsPerBlock, 0, stream>>>(args);
   LINALG_CUDA_CHECK_LAUNCH();
 }
 

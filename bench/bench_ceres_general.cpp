@@ -5,11 +5,11 @@
 // the same model (a user's cost function: ceres_cuda evaluates it on the CPU threads, as Ceres does).
 // ceres::Solve on all CPU cores against ceres_cuda::Solve with the same problem and options,
 // ITERATIVE_SCHUR + SCHUR_JACOBI and SPARSE_SCHUR, on the shared BAL files and on a synthetic problem
-// of Venice scale. Per run: LM and PCG iterations, total time, time per LM iteration, the time in the
+// of Venice scale (and, with --final, of the counts of BAL's Final-13682). Per run: LM and PCG iterations, total time, time per LM iteration, the time in the
 // linear solver and in the Jacobian evaluations, final cost; then the ratio of ceres::Solve's time to
 // ceres_cuda's.
 //
-//   bench_ceres_general [--data DIR] [--iterations N] [--threads T] [--only TEXT] [--skip-large]
+//   bench_ceres_general [--data DIR] [--iterations N] [--threads T] [--only TEXT] [--skip-large] [--final]
 //                       [--cost library|autodiff|both] [--linear_solver iterative_schur|sparse_schur|both]
 //                       [--shared no|yes|both] [--skip-ceres] [--json FILE]
 #include <ceres/ceres.h>
@@ -93,6 +93,8 @@ const char* kUsage = R"(usage: bench_ceres_general [options]
                    (default: all)
   --only TEXT      run only the problems whose name contains TEXT
   --skip-large     leave out the Venice-scale synthetic problem
+  --final          add a synthetic problem of Final-13682's counts (13682 images, 4456117 points,
+                   28987644 observations; the problem and ceres_cuda's set-up take 17.5 GB of host memory)
   --cost C         library | autodiff | both: the cost function (default library)
   --linear_solver L  iterative_schur | sparse_schur | both (default both)
   --shared S       no | yes | both: one intrinsics block for all images (default both)
@@ -106,7 +108,7 @@ int main(int argc, char** argv) {
   std::string data = std::getenv("CUDA_SOLVERS_DATA") ? std::getenv("CUDA_SOLVERS_DATA") : "../shared/data";
   std::string json, only, cost = "library", linear_solvers = "both", shared_intrinsics = "both";
   int iterations = 20, threads = static_cast<int>(std::thread::hardware_concurrency());
-  bool skip_large = false, skip_ceres = false;
+  bool skip_large = false, skip_ceres = false, final_scale = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
     else if (flag == "--threads") threads = std::stoi(value());
     else if (flag == "--only") only = value();
     else if (flag == "--skip-large") skip_large = true;
+    else if (flag == "--final") final_scale = true;
     else if (flag == "--skip-ceres") skip_ceres = true;
     else if (flag == "--cost") cost = value();
     else if (flag == "--linear_solver") linear_solvers = value();
@@ -170,6 +173,14 @@ int main(int argc, char** argv) {
     o.num_observations = 5000000;
     o.outlier_fraction = 0.0;
     problems.push_back({"synthetic Venice scale", ceres_cuda::make_synthetic_bal(o)});
+  }
+  if (final_scale && std::string("synthetic Final scale").find(only) != std::string::npos) {
+    ceres_cuda::SyntheticBalOptions o;
+    o.num_cameras = 13682;
+    o.num_points = 4456117;
+    o.num_observations = 28987644;
+    o.outlier_fraction = 0.0;
+    problems.push_back({"synthetic Final scale", ceres_cuda::make_synthetic_bal(o)});
   }
 
   // Rewritten after every row, so that a run cut short still leaves its rows.

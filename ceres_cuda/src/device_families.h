@@ -18,7 +18,8 @@ namespace ceres_cuda::detail {
 class DeviceFamilies {
  public:
   // plus_jacobian_offset: per variable block, its PlusJacobian's place in the host array that launch()
-  // takes, or -1 (ThreadedEvaluator's). device_view: the engine's uploaded copy of cells' arrays.
+  // takes, or -1 (ThreadedEvaluator's). device_cells ... device_tangent_size: the engine's copies of
+  // JacobianCells' arrays on the device.
   DeviceFamilies(const SchurStructure& structure, const std::vector<long>& plus_jacobian_offset,
                  const JacobianCell* device_cells, const int* device_row_start, const long* device_row_offset,
                  const int* device_tangent_size, cudaStream_t stream);

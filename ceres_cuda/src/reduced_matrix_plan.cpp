@@ -1,7 +1,10 @@
 #include "reduced_matrix_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
+
+#include "linalg_cuda/errors.h"
 
 namespace ceres_cuda::detail {
 
@@ -38,14 +41,17 @@ FtfPairs::FtfPairs(const SchurStructure& s, const JacobianCells& cells) {
   pair_j.resize(P);
   pair_k.resize(P);
   std::vector<int> entry_start(P + 1, 0);
+  long entries = 0;
   for (int j = 0; j < F; ++j)
     for (std::size_t a = 0; a < partners[j].size(); ++a) {
       const int i = pair_start[j] + static_cast<int>(a);
       pair_j[i] = j;
       pair_k[i] = partners[j][a];
-      entry_start[i + 1] = counts[j][a];
+      entries += counts[j][a];
+      if (entries > std::numeric_limits<int>::max())
+        throw linalg_cuda::Error("ceres_cuda: more than 2^31 pairs of f-blocks' cells in the reduced matrix");
+      entry_start[i + 1] = static_cast<int>(entries);
     }
-  for (int i = 0; i < P; ++i) entry_start[i + 1] += entry_start[i];
   entry_j.resize(entry_start[P]);
   entry_k.resize(entry_start[P]);
 #pragma omp parallel for schedule(dynamic, 16)

@@ -34,10 +34,10 @@ ceres::Solve, and prints Ceres' FullReport.
                         split: per image a quaternion (QuaternionManifold), translation and
                         intrinsics (ceres_cuda::SplitBALProblem);
                         split-shared: the same with one intrinsics block for all images
-  --cost C              library | autodiff   (split shapes; default library)
-                        library: QuaternionSnavelyReprojectionError, evaluated on the GPU;
-                        autodiff: an AutoDiffCostFunction, evaluated on CPU threads like any
-                        user's cost function
+  --cost C              library | autodiff                     (default library)
+                        library: SnavelyReprojectionError (bal) or QuaternionSnavelyReprojectionError
+                        (split shapes), evaluated on the GPU; autodiff: an AutoDiffCostFunction of
+                        the same model, evaluated on CPU threads like any user's cost function
   --preconditioner P    schur_jacobi | jacobi                  (default schur_jacobi)
   --iterations N        maximum LM iterations                  (default 50)
   --threads T           CPU threads for Ceres and for cost functions on the CPU (default 16)
@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
     ceres::LossFunction* loss = args.count("--robustify") ? new ceres::HuberLoss(1.0) : nullptr;
     ceres_cuda::SplitBALProblem split(bal, shape == "split-shared");
     if (shape == "bal")
-      bal.add_to(&problem, loss);
+      bal.add_to(&problem, loss,
+                 cost == "library" ? ceres_cuda::BALProblem::Cost::Library : ceres_cuda::BALProblem::Cost::AutoDiff);
     else
       split.add_to(&problem, loss,
                    cost == "library" ? ceres_cuda::SplitBALProblem::Cost::Library : ceres_cuda::SplitBALProblem::Cost::AutoDiff);

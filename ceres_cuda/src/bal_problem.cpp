@@ -7,7 +7,9 @@
 #include "ceres_cuda/bal_problem.h"
 
 #include <bzlib.h>
+#include <ceres/autodiff_cost_function.h>
 #include <ceres/problem.h>
+#include <ceres/rotation.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -165,6 +167,26 @@ void angle_axis_to_rotation(const double* aa, double* R) {
   R[6] = w[2] * w[0] * oc - w[1] * s; R[7] = w[2] * w[1] * oc + w[0] * s; R[8] = c + w[2] * w[2] * oc;
 }
 
+// Ceres' examples/snavely_reprojection_error.h, as users write it (BALProblem::Cost::AutoDiff).
+struct SnavelyReprojection {
+  SnavelyReprojection(double x, double y) : observed_x(x), observed_y(y) {}
+  template <typename T>
+  bool operator()(const T* camera, const T* point, T* residuals) const {
+    T p[3];
+    ceres::AngleAxisRotatePoint(camera, point, p);
+    p[0] += camera[3];
+    p[1] += camera[4];
+    p[2] += camera[5];
+    const T xp = -p[0] / p[2], yp = -p[1] / p[2];
+    const T r2 = xp * xp + yp * yp;
+    const T distortion = T(1.0) + r2 * (camera[7] + camera[8] * r2);
+    residuals[0] = camera[6] * distortion * xp - T(observed_x);
+    residuals[1] = camera[6] * distortion * yp - T(observed_y);
+    return true;
+  }
+  double observed_x, observed_y;
+};
+
 }  // namespace
 
 BALProblem::BALProblem(int num_cameras, int num_points, std::vector<int> camera_index, std::vector<int> point_index,
@@ -278,10 +300,15 @@ void BALProblem::write_ply(const std::string& path) const {
   if (!out) throw linalg_cuda::Error(path + ": write failed");
 }
 
-void BALProblem::add_to(ceres::Problem* problem, ceres::LossFunction* loss) {
-  for (int i = 0; i < num_observations(); ++i)
-    problem->AddResidualBlock(SnavelyReprojectionError::Create(observations_[2 * i], observations_[2 * i + 1]), loss,
-                              mutable_camera(camera_index_[i]), mutable_point(point_index_[i]));
+void BALProblem::add_to(ceres::Problem* problem, ceres::LossFunction* loss, Cost cost) {
+  for (int i = 0; i < num_observations(); ++i) {
+    const double x = observations_[2 * i], y = observations_[2 * i + 1];
+    ceres::CostFunction* function =
+        cost == Cost::Library
+            ? SnavelyReprojectionError::Create(x, y)
+            : new ceres::AutoDiffCostFunction<SnavelyReprojection, 2, 9, 3>(new SnavelyReprojection(x, y));
+    problem->AddResidualBlock(function, loss, mutable_camera(camera_index_[i]), mutable_point(point_index_[i]));
+  }
 }
 
 BALProblem make_synthetic_bal(const SyntheticBalOptions& o) {

@@ -1,6 +1,8 @@
 // BALProblem reading (text and bzip2), writing, bad files, the synthetic generator, PLY output, and
 // the built-in loss recognition the fast path relies on.
+#include <ceres/crs_matrix.h>
 #include <ceres/loss_function.h>
+#include <ceres/problem.h>
 
 #include <cmath>
 #include <filesystem>
@@ -106,6 +108,30 @@ TEST(BALProblem, ConstructorValidates) {
                linalg_cuda::InvalidArgument);
   EXPECT_THROW(BALProblem(1, 1, {0}, {0}, {0}, std::vector<double>(9, 0), std::vector<double>(3, 0)),
                linalg_cuda::InvalidArgument);
+}
+
+// The AutoDiff cost function add_to offers is the same model as the library's analytic one: the same
+// residuals and Jacobians at the problem's values.
+TEST(BALProblem, AddToWithEitherCostGivesTheSameEvaluation) {
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 6;
+  o.num_points = 40;
+  o.seed = 3;
+  ceres_cuda::BALProblem bal = ceres_cuda::make_synthetic_bal(o);
+  std::vector<double> residuals[2];
+  ceres::CRSMatrix jacobians[2];
+  for (const auto cost : {ceres_cuda::BALProblem::Cost::Library, ceres_cuda::BALProblem::Cost::AutoDiff}) {
+    ceres::Problem problem;
+    bal.add_to(&problem, nullptr, cost);
+    ASSERT_EQ(problem.NumResidualBlocks(), bal.num_observations());
+    const int k = cost == ceres_cuda::BALProblem::Cost::AutoDiff;
+    ASSERT_TRUE(problem.Evaluate(ceres::Problem::EvaluateOptions(), nullptr, &residuals[k], nullptr, &jacobians[k]));
+  }
+  ASSERT_EQ(residuals[0].size(), residuals[1].size());
+  for (std::size_t i = 0; i < residuals[0].size(); ++i) EXPECT_NEAR(residuals[1][i], residuals[0][i], 1e-9);
+  ASSERT_EQ(jacobians[0].values.size(), jacobians[1].values.size());
+  for (std::size_t i = 0; i < jacobians[0].values.size(); ++i)
+    EXPECT_NEAR(jacobians[1].values[i], jacobians[0].values[i], 1e-9 * (1.0 + std::fabs(jacobians[0].values[i])));
 }
 
 TEST(SyntheticBal, ShapeNoiseAndOutliers) {

@@ -49,10 +49,15 @@ class BALProblem {
   double* mutable_camera(int i) { return cameras_.data() + kCameraSize * static_cast<std::size_t>(i); }
   double* mutable_point(int i) { return points_.data() + kPointSize * static_cast<std::size_t>(i); }
 
-  // Adds one SnavelyReprojectionError residual block per observation to problem, with loss (may be
-  // null; one loss shared by all blocks, owned as the Problem's options say). The parameter blocks are
-  // this object's camera and point arrays: solving the problem updates them in place.
-  void add_to(ceres::Problem* problem, ceres::LossFunction* loss = nullptr);
+  // The cost function of each residual: the library's SnavelyReprojectionError (evaluated on the GPU
+  // by ceres_cuda::Solve) or an AutoDiffCostFunction of the same model as Ceres' bundle_adjuster
+  // example writes it (a user's cost function, evaluated on CPU threads).
+  enum class Cost { Library, AutoDiff };
+
+  // Adds one residual block per observation to problem, with loss (may be null; one loss shared by all
+  // blocks, owned as the Problem's options say). The parameter blocks are this object's camera and
+  // point arrays: solving the problem updates them in place.
+  void add_to(ceres::Problem* problem, ceres::LossFunction* loss = nullptr, Cost cost = Cost::Library);
 
   // Throws linalg_cuda::InvalidArgument naming the first problem: negative counts, array sizes that
   // do not match the counts, an index out of range, a non-finite value.

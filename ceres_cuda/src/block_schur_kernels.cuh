@@ -27,10 +27,24 @@ __global__ void subtract_e_kernel(BlockSparseView v, int residuals, const double
   CERES_CUDA_FOR_EACH(r, 0, residuals) subtract_e_term(v, r, w, rows);
 }
 
-// Column sums in two stages (ColumnChunks): a thread per chunk, then a thread per block.
+// Column sums in two stages (ColumnChunks): a warp per chunk (a lane per cell), then a warp per block.
 __global__ void column_chunk_kernel(BlockSparseView v, ChunkView ch, int first, int last, const double* rows, bool norms,
                                     double* partials) {
-  CERES_CUDA_FOR_EACH(k, first, last) column_chunk(v, ch, k, rows, norms, partials);
+  const int lane = threadIdx.x % kWarpLanes;
+  for (int k = first + (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; k < last;
+       k += gridDim.x * (kBlockThreads / kWarpLanes)) {
+    double acc[kMaxFBlockTangentSize];
+#pragma unroll
+    for (int j = 0; j < kMaxFBlockTangentSize; ++j) acc[j] = 0.0;
+    column_chunk_lane(v, ch, k, lane, rows, norms, acc);
+    const int t = v.tangent_size[ch.block[k]];
+#pragma unroll
+    for (int j = 0; j < kMaxFBlockTangentSize; ++j)
+      if (j < t) {
+        const double sum = linalg_cuda::detail::warp_sum(acc[j]);
+        if (lane == 0) partials[static_cast<long>(k) * ch.stride + j] = sum;
+      }
+  }
 }
 
 // A warp per block (block_schur_math.h's warp order, which the CPU engine follows).
@@ -40,7 +54,7 @@ __global__ void column_sum_kernel(BlockSparseView v, ChunkView ch, int first, in
   for (int b = first + (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < last;
        b += gridDim.x * (kBlockThreads / kWarpLanes))
     for (int j = 0; j < v.tangent_size[b]; ++j) {
-      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, kProductStride, j));
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, j));
       if (lane == 0) out[v.tangent_offset[b] + j] = sum;
     }
 }
@@ -57,9 +71,15 @@ __global__ void e_solve_kernel(BlockSparseView v, int first, int last, const dou
   CERES_CUDA_FOR_EACH(b, first, last) e_block_solve(v, b, v_inverse, rows, out);
 }
 
-__global__ void diagonal_chunk_kernel(BlockSparseView v, ChunkView ch, int chunks, bool schur, const double* v_inverse,
-                                      double* partials) {
-  CERES_CUDA_FOR_EACH(k, 0, chunks) diagonal_chunk(v, ch, k, schur, v_inverse, partials);
+// A thread per entry of the lower triangle of a chunk's block, over `count` chunks (listed in `chunks`)
+// whose blocks have t tangent values: neighbouring threads read the same chunk's cells.
+__global__ void diagonal_chunk_kernel(BlockSparseView v, ChunkView ch, const int* chunks, int count, int t, bool schur,
+                                      const double* v_inverse, double* partials) {
+  const int entries = lower_triangle_entries(t);
+  const long items = static_cast<long>(count) * entries;
+  for (long i = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; i < items;
+       i += static_cast<long>(gridDim.x) * kBlockThreads)
+    diagonal_chunk_entry(v, ch, chunks[i / entries], static_cast<int>(i % entries), schur, v_inverse, partials);
 }
 
 __global__ void diagonal_sum_kernel(BlockSparseView v, ChunkView ch, int blocks, const double* partials, const double* d2,
@@ -70,7 +90,7 @@ __global__ void diagonal_sum_kernel(BlockSparseView v, ChunkView ch, int blocks,
     const int t = v.tangent_size[b];
     double* S = out + offsets[b];
     for (int j = 0; j < t * t; ++j) {
-      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, kDiagonalStride, j));
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, j));
       if (lane == 0) S[j] = sum;
     }
     if (lane == 0 && preconditioner_finish(v, b, d2, S) > 0) atomicAdd(singular, 1);

@@ -3,6 +3,8 @@
 // residual block's row of cells, a block's column of cells) at a time, written once for the CPU
 // loops (cpu_block_schur.cpp) and the GPU kernels (general_cuda_engine.cu): the view holds raw
 // pointers that are host or device memory alike. Every sum runs over cells in a fixed order.
+#include <algorithm>
+
 #include "jacobian_cells.h"
 #include "linalg_cuda/internal/host_device.h"
 #include "schur_math.h"
@@ -98,53 +100,14 @@ LINALG_HD void subtract_e_term(const BlockSparseView& v, int r, const double* w,
   }
 }
 
-// sum (t values) += J_b' rows over positions [begin, end) of block b's column.
-LINALG_HD void column_product_add(const BlockSparseView& v, int b, int begin, int end, const double* rows, double* sum) {
-  const int t = v.tangent_size[b];
-  double acc[kMaxFBlockTangentSize];
-#pragma unroll
-  for (int k = 0; k < kMaxFBlockTangentSize; ++k) acc[k] = k < t ? sum[k] : 0.0;
-  for (int q = begin; q < end; ++q) {
-    const int c = v.column_cells[q];
-    const int r = v.cells[c].residual;
-    const double* J = v.cell(c);
-    const double* y = rows + v.row_offset[r];
-    for (int a = 0, m = v.rows(r); a < m; ++a)
-#pragma unroll
-      for (int k = 0; k < kMaxFBlockTangentSize; ++k)
-        if (k < t) acc[k] += J[a * t + k] * y[a];
-  }
-#pragma unroll
-  for (int k = 0; k < kMaxFBlockTangentSize; ++k)
-    if (k < t) sum[k] = acc[k];
-}
-
-// sum (t values) += the squares of block b's Jacobian columns over positions [begin, end).
-LINALG_HD void column_norms_add(const BlockSparseView& v, int b, int begin, int end, double* sum) {
-  const int t = v.tangent_size[b];
-  double acc[kMaxFBlockTangentSize];
-#pragma unroll
-  for (int k = 0; k < kMaxFBlockTangentSize; ++k) acc[k] = k < t ? sum[k] : 0.0;
-  for (int q = begin; q < end; ++q) {
-    const int c = v.column_cells[q];
-    const double* J = v.cell(c);
-    for (int a = 0, m = v.rows(v.cells[c].residual); a < m; ++a)
-#pragma unroll
-      for (int k = 0; k < kMaxFBlockTangentSize; ++k)
-        if (k < t) acc[k] += J[a * t + k] * J[a * t + k];
-  }
-#pragma unroll
-  for (int k = 0; k < kMaxFBlockTangentSize; ++k)
-    if (k < t) sum[k] = acc[k];
-}
-
 // ColumnChunks' arrays, and the two stages of a chunked column sum: a chunk's partial sums (at
 // chunk * stride), then a block's chunks added in order.
 struct ChunkView {
   const int* block;
   const int* position;
   const int* block_start;
-  int first;  // the first block chunked
+  int first;   // the first block chunked
+  int stride;  // values per chunk in the partial sums (chunk k's at k * stride)
 
   LINALG_HD int chunks_of(int b, int* end) const {
     *end = block_start[b - first + 1];
@@ -152,28 +115,17 @@ struct ChunkView {
   }
 };
 
-// Cells per chunk of the column sums (products and norms; the preconditioner's blocks, which
-// hold a t x t partial each): the CPU and GPU engines chunk alike, so that both sum in the same order.
+// Cells per chunk of the column sums (products and norms; the preconditioner's blocks, which hold a
+// t x t partial each): the CPU and GPU engines chunk alike, so that both sum in the same order.
 constexpr int kProductChunkCells = 32;
-constexpr int kDiagonalChunkCells = 256;
+constexpr int kDiagonalChunkCells = 32;
 
-inline ChunkView view_of(const ColumnChunks& chunks) {
-  return {chunks.block.data(), chunks.position.data(), chunks.block_start.data(), chunks.first};
-}
+// The partial sums' stride: a chunk of products holds t values, a chunk of diagonal blocks t x t.
+inline int product_stride(const ColumnChunks& chunks) { return std::max(1, chunks.max_tangent); }
+inline int diagonal_stride(const ColumnChunks& chunks) { return std::max(1, chunks.max_tangent * chunks.max_tangent); }
 
-constexpr int kProductStride = kMaxFBlockTangentSize;                          // per chunk of a product
-constexpr int kDiagonalStride = kMaxFBlockTangentSize * kMaxFBlockTangentSize;  // per chunk of a block
-
-// Chunk k's J_b' rows (norms: its squared column norms instead).
-LINALG_HD void column_chunk(const BlockSparseView& v, const ChunkView& ch, int k, const double* rows, bool norms,
-                            double* partials) {
-  const int b = ch.block[k];
-  double* sum = partials + static_cast<long>(k) * kProductStride;
-  for (int j = 0; j < v.tangent_size[b]; ++j) sum[j] = 0.0;
-  if (norms)
-    column_norms_add(v, b, ch.position[k], ch.position[k + 1], sum);
-  else
-    column_product_add(v, b, ch.position[k], ch.position[k + 1], rows, sum);
+inline ChunkView view_of(const ColumnChunks& chunks, int stride) {
+  return {chunks.block.data(), chunks.position.data(), chunks.block_start.data(), chunks.first, stride};
 }
 
 // The second stage adds a block's chunks as a warp does on the GPU: lane l takes chunks l, l + 32, ...
@@ -182,27 +134,65 @@ LINALG_HD void column_chunk(const BlockSparseView& v, const ChunkView& ch, int k
 // follows the same order (warp_order_sum), so that both engines' sums have the same bits.
 constexpr int kWarpLanes = 32;
 
-// Lane `lane`'s sum of value j over block b's chunks lane, lane + 32, ... (partials at chunk * stride).
-LINALG_HD double lane_chunk_sum(const ChunkView& ch, int b, int lane, const double* partials, long stride, int j) {
+// Lane `lane`'s sum of value j over block b's chunks lane, lane + 32, ...
+LINALG_HD double lane_chunk_sum(const ChunkView& ch, int b, int lane, const double* partials, int j) {
   int end;
   double sum = 0.0;
-  for (int k = ch.chunks_of(b, &end) + lane; k < end; k += kWarpLanes) sum += partials[k * stride + j];
+  for (int k = ch.chunks_of(b, &end) + lane; k < end; k += kWarpLanes) sum += partials[static_cast<long>(k) * ch.stride + j];
   return sum;
 }
 
-// On the CPU: the 32 lanes' sums of value j combined in warp_sum's tree.
-inline double warp_order_sum(const ChunkView& ch, int b, const double* partials, long stride, int j) {
-  double lanes[kWarpLanes];
-  for (int lane = 0; lane < kWarpLanes; ++lane) lanes[lane] = lane_chunk_sum(ch, b, lane, partials, stride, j);
+// On the CPU: 32 lanes' values combined in warp_sum's tree, as lane 0 has them (lanes is overwritten).
+inline double warp_tree_sum(double* lanes) {
   for (int offset = kWarpLanes / 2; offset > 0; offset >>= 1)
     for (int lane = 0; lane < offset; ++lane) lanes[lane] += lanes[lane + offset];
   return lanes[0];
 }
 
+// On the CPU: the 32 lanes' sums of value j combined in warp_sum's tree.
+inline double warp_order_sum(const ChunkView& ch, int b, const double* partials, int j) {
+  double lanes[kWarpLanes];
+  for (int lane = 0; lane < kWarpLanes; ++lane) lanes[lane] = lane_chunk_sum(ch, b, lane, partials, j);
+  return warp_tree_sum(lanes);
+}
+
+// The first stage of a product (or norms) chunk on a warp: lane `lane` adds its cell's J_b' rows
+// (norms: the squares of its columns) to acc (kMaxFBlockTangentSize values, the block's t used).
+// A chunk holds at most a warp's cells, so that all of them are read at once.
+static_assert(kProductChunkCells == kWarpLanes, "a product chunk is a cell per lane");
+LINALG_HD void column_chunk_lane(const BlockSparseView& v, const ChunkView& ch, int k, int lane, const double* rows,
+                                 bool norms, double* acc) {
+  const int q = ch.position[k] + lane;
+  if (q >= ch.position[k + 1]) return;
+  const int t = v.tangent_size[ch.block[k]];
+  const int c = v.column_cells[q];
+  const int r = v.cells[c].residual;
+  const double* J = v.cell(c);
+  const double* y = norms ? nullptr : rows + v.row_offset[r];
+  for (int a = 0, m = v.rows(r); a < m; ++a)
+#pragma unroll
+    for (int j = 0; j < kMaxFBlockTangentSize; ++j)
+      if (j < t) acc[j] += J[a * t + j] * (norms ? J[a * t + j] : y[a]);
+}
+
+// Chunk k's J_b' rows (norms: its squared column norms instead) at partials + k * stride,
+// its lanes' sums combined as warp_sum does (CPU).
+inline void column_chunk(const BlockSparseView& v, const ChunkView& ch, int k, const double* rows, bool norms,
+                         double* partials) {
+  const int t = v.tangent_size[ch.block[k]];
+  double lanes[kMaxFBlockTangentSize][kWarpLanes];
+  for (int lane = 0; lane < kWarpLanes; ++lane) {
+    double acc[kMaxFBlockTangentSize] = {};
+    column_chunk_lane(v, ch, k, lane, rows, norms, acc);
+    for (int j = 0; j < t; ++j) lanes[j][lane] = acc[j];
+  }
+  for (int j = 0; j < t; ++j) partials[static_cast<long>(k) * ch.stride + j] = warp_tree_sum(lanes[j]);
+}
+
 // out[tangent_offset[b] ...] = the sum of block b's chunks (CPU).
 inline void column_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials, double* out) {
   for (int j = 0; j < v.tangent_size[b]; ++j)
-    out[v.tangent_offset[b] + j] = warp_order_sum(ch, b, partials, kProductStride, j);
+    out[v.tangent_offset[b] + j] = warp_order_sum(ch, b, partials, j);
 }
 
 // V_p^-1 = (E_p'E_p + D_p^2)^-1 for e-block b (row-major, stride kEBlockValues); returns the
@@ -226,46 +216,67 @@ LINALG_HD int e_block_inverse(const BlockSparseView& v, int b, const double* d2,
 // out (e-part vector) at e-block b = V_b^-1 E_b' rows.
 LINALG_HD void e_block_solve(const BlockSparseView& v, int b, const double* v_inverse, const double* rows, double* out) {
   const int t = v.tangent_size[b];
-  double z[kMaxEBlockTangentSize] = {};
+  double z[kMaxEBlockTangentSize];
+#pragma unroll
+  for (int k = 0; k < kMaxEBlockTangentSize; ++k) z[k] = 0.0;
   for (int q = v.column_start[b]; q < v.column_start[b + 1]; ++q) {
     const int c = v.column_cells[q];
     const int r = v.cells[c].residual;
     const double* E = v.cell(c);
     const double* y = rows + v.row_offset[r];
     for (int a = 0, m = v.rows(r); a < m; ++a)
-      for (int k = 0; k < t; ++k) z[k] += E[a * t + k] * y[a];
+#pragma unroll
+      for (int k = 0; k < kMaxEBlockTangentSize; ++k)
+        if (k < t) z[k] += E[a * t + k] * y[a];
   }
   const double* V = v_inverse + static_cast<long>(b - v.first_e_block) * kEBlockValues;
   double* o = out + (v.tangent_offset[b] - v.f_tangent_size);
-  for (int j = 0; j < t; ++j) {
+#pragma unroll
+  for (int j = 0; j < kMaxEBlockTangentSize; ++j) {
+    if (j >= t) break;
     double sum = 0.0;
-    for (int k = 0; k < t; ++k) sum += V[j * t + k] * z[k];
+#pragma unroll
+    for (int k = 0; k < kMaxEBlockTangentSize; ++k)
+      if (k < t) sum += V[j * t + k] * z[k];
     o[j] = sum;
   }
 }
 
-// Part of f-block b's diagonal block of S (schur: F_b'F_b - sum_p W_pb V_p^-1 W_pb', W_pb the sum of
-// F_rb'E_r over the residuals r of e-block p that touch b) or of F'F (not schur), over positions
-// [begin, end) of b's cells sorted by e-block, which hold whole e-blocks' runs: added to S (t x t).
-LINALG_HD void preconditioner_add(const BlockSparseView& v, int b, int begin, int end, bool schur,
-                                  const double* v_inverse, double* S) {
+// Entry (j, l) of part of f-block b's diagonal block of S (schur: F_b'F_b - sum_p W_pb V_p^-1 W_pb', W_pb
+// the sum of F_rb'E_r over the residuals r of e-block p that touch b) or of F'F (not schur), over
+// positions [begin, end) of b's cells sorted by e-block, which hold whole e-blocks' runs. One entry
+// alone, so that a GPU thread can own it: only rows j and l of W are formed, in arrays of the bound's
+// size, unrolled and guarded (registers on the GPU).
+LINALG_HD double preconditioner_entry(const BlockSparseView& v, int b, int begin, int end, bool schur,
+                                      const double* v_inverse, int j, int l) {
   const int t = v.tangent_size[b];
-  double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-  double W[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
+  double S = 0.0;
+  double Wj[kMaxEBlockTangentSize], Wl[kMaxEBlockTangentSize];
   int current = -1, e = 0;
   for (int q = begin; q <= end; ++q) {
     const int c = q < end ? v.e_sorted_cells[q] : -1;
     const int r = c >= 0 ? v.cells[c].residual : -1;
-    if (c >= 0) {
-      cells_transpose_times(v.cell(c), t, v.cell(c), t, v.rows(r), product);
-      for (int k = 0; k < t * t; ++k) S[k] += product[k];
-    }
+    const int m = r >= 0 ? v.rows(r) : 0;
+    const double* F = c >= 0 ? v.cell(c) : nullptr;
+    double FF = 0.0;
+    for (int a = 0; a < m; ++a) FF += F[a * t + j] * F[a * t + l];
+    S += FF;
     if (!schur) continue;
     const int ec = r >= 0 ? v.e_cell[r] : -1;
     const int p = ec >= 0 ? v.cells[ec].block : -1;
-    if (p != current && current >= 0) {  // the previous e-block's W is complete
-      sandwich(W, t, v_inverse + static_cast<long>(current - v.first_e_block) * kEBlockValues, e, W, t, product);
-      for (int k = 0; k < t * t; ++k) S[k] -= product[k];
+    if (p != current && current >= 0) {  // the previous e-block's W rows are complete: S -= W_j V^-1 W_l'
+      const double* V = v_inverse + static_cast<long>(current - v.first_e_block) * kEBlockValues;
+      double WVW = 0.0;
+#pragma unroll
+      for (int k = 0; k < kMaxEBlockTangentSize; ++k) {
+        if (k >= e) break;
+        double WV = 0.0;
+#pragma unroll
+        for (int u = 0; u < kMaxEBlockTangentSize; ++u)
+          if (u < e) WV += Wj[u] * V[u * e + k];
+        WVW += WV * Wl[k];
+      }
+      S -= WVW;
     }
     if (p < 0) {
       current = -1;
@@ -274,11 +285,32 @@ LINALG_HD void preconditioner_add(const BlockSparseView& v, int b, int begin, in
     if (p != current) {
       current = p;
       e = v.tangent_size[p];
-      for (int k = 0; k < t * e; ++k) W[k] = 0.0;
+#pragma unroll
+      for (int k = 0; k < kMaxEBlockTangentSize; ++k) Wj[k] = Wl[k] = 0.0;
     }
-    cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);
-    for (int k = 0; k < t * e; ++k) W[k] += product[k];
+    const double* E = v.cell(ec);
+#pragma unroll
+    for (int k = 0; k < kMaxEBlockTangentSize; ++k) {
+      if (k >= e) break;
+      double FEj = 0.0, FEl = 0.0;
+      for (int a = 0; a < m; ++a) {
+        FEj += F[a * t + j] * E[a * e + k];
+        FEl += F[a * t + l] * E[a * e + k];
+      }
+      Wj[k] += FEj;
+      Wl[k] += FEl;
+    }
   }
+  return S;
+}
+
+// The entries of a t x t block that its lower triangle holds: entry i is (j, l), j >= l, row by row.
+LINALG_HD int lower_triangle_entries(int t) { return t * (t + 1) / 2; }
+LINALG_HD void lower_triangle_entry(int i, int* j, int* l) {
+  int row = 0;
+  while ((row + 1) * (row + 2) / 2 <= i) ++row;
+  *j = row;
+  *l = i - row * (row + 1) / 2;
 }
 
 // Adds D_b^2 to block b's diagonal block S and inverts it in place; returns the regularisations.
@@ -289,13 +321,15 @@ LINALG_HD int preconditioner_finish(const BlockSparseView& v, int b, const doubl
   return invert_spd_regularised(S, t, work);
 }
 
-// Chunk k's part of its block's preconditioner block (ColumnChunks over whole e-groups).
-LINALG_HD void diagonal_chunk(const BlockSparseView& v, const ChunkView& ch, int k, bool schur, const double* v_inverse,
-                              double* partials) {
+// Entry i of the lower triangle of chunk k's part of its block's preconditioner block (ColumnChunks
+// over whole e-groups), written to both triangles of its partial: the block is symmetric.
+LINALG_HD void diagonal_chunk_entry(const BlockSparseView& v, const ChunkView& ch, int k, int i, bool schur,
+                                    const double* v_inverse, double* partials) {
   const int b = ch.block[k], t = v.tangent_size[b];
-  double* S = partials + static_cast<long>(k) * kDiagonalStride;
-  for (int j = 0; j < t * t; ++j) S[j] = 0.0;
-  preconditioner_add(v, b, ch.position[k], ch.position[k + 1], schur, v_inverse, S);
+  int j, l;
+  lower_triangle_entry(i, &j, &l);
+  double* S = partials + static_cast<long>(k) * ch.stride;
+  S[j * t + l] = S[l * t + j] = preconditioner_entry(v, b, ch.position[k], ch.position[k + 1], schur, v_inverse, j, l);
 }
 
 // Block b's preconditioner block from its chunks, with D^2, inverted at out; returns the
@@ -303,7 +337,7 @@ LINALG_HD void diagonal_chunk(const BlockSparseView& v, const ChunkView& ch, int
 inline int diagonal_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int b, const double* partials,
                                const double* d2, double* out) {
   const int t = v.tangent_size[b];
-  for (int j = 0; j < t * t; ++j) out[j] = warp_order_sum(ch, b, partials, kDiagonalStride, j);
+  for (int j = 0; j < t * t; ++j) out[j] = warp_order_sum(ch, b, partials, j);
   return preconditioner_finish(v, b, d2, out);
 }
 

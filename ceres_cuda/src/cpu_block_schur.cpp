@@ -22,8 +22,8 @@ CpuBlockSchur::CpuBlockSchur(const SchurStructure& structure, const JacobianCell
       threads_(threads),
       product_chunks_(cells, 0, structure.num_variable_blocks(), kProductChunkCells, false),
       diagonal_chunks_(cells, 0, structure.num_f_blocks, kDiagonalChunkCells, true) {
-  product_partials_.resize(static_cast<std::size_t>(product_chunks_.size()) * kProductStride);
-  diagonal_partials_.resize(static_cast<std::size_t>(diagonal_chunks_.size()) * kDiagonalStride);
+  product_partials_.resize(static_cast<std::size_t>(product_chunks_.size()) * product_stride(product_chunks_));
+  diagonal_partials_.resize(static_cast<std::size_t>(diagonal_chunks_.size()) * diagonal_stride(diagonal_chunks_));
   v_inverse_.assign(static_cast<std::size_t>(structure.num_e_blocks) * kEBlockValues, 0.0);
   diagonal_offset_.assign(structure.num_f_blocks + 1, 0);
   for (int b = 0; b < structure.num_f_blocks; ++b) {
@@ -54,7 +54,7 @@ void CpuBlockSchur::jacobian_product(const double* x, bool f_only, double* rows)
 }
 
 void CpuBlockSchur::column_sums(const double* rows, bool norms, int first_block, int last_block, double* out) const {
-  const ChunkView ch = view_of(product_chunks_);
+  const ChunkView ch = view_of(product_chunks_, product_stride(product_chunks_));
   const int first = product_chunks_.block_start[first_block], last = product_chunks_.block_start[last_block];
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int k = first; k < last; ++k) column_chunk(view_, ch, k, rows, norms, product_partials_.data());
@@ -102,10 +102,11 @@ void CpuBlockSchur::back_substitute(const double* f, const double* y_f, double* 
 
 int CpuBlockSchur::inverted_block_diagonal(bool schur, std::vector<double>* blocks) const {
   blocks->assign(diagonal_offset_.back(), 0.0);
-  const ChunkView ch = view_of(diagonal_chunks_);
+  const ChunkView ch = view_of(diagonal_chunks_, diagonal_stride(diagonal_chunks_));
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int k = 0; k < diagonal_chunks_.size(); ++k)
-    diagonal_chunk(view_, ch, k, schur, v_inverse_.data(), diagonal_partials_.data());
+    for (int i = 0, n = lower_triangle_entries(view_.tangent_size[ch.block[k]]); i < n; ++i)
+      diagonal_chunk_entry(view_, ch, k, i, schur, v_inverse_.data(), diagonal_partials_.data());
   int singular = 0;
 #pragma omp parallel for schedule(static) num_threads(threads_) reduction(+ : singular)
   for (int b = 0; b < s_.num_f_blocks; ++b)

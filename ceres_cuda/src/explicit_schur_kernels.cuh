@@ -62,14 +62,14 @@ struct PairsView {
   const int* entry_j;
   const int* entry_k;
   ChunkView chunks;  // "block" is the pair
-  int num_chunks, num_pairs, stride;
+  int num_chunks, num_pairs;
 };
 
 __global__ void ftf_pair_chunk_kernel(BlockSparseView v, PairsView p, double* partials) {
   CERES_CUDA_FOR_EACH(q, 0, p.num_chunks) {
     const int i = p.chunks.block[q];
     const int t = v.tangent_size[p.pair_j[i]], tk = v.tangent_size[p.pair_k[i]];
-    double* out = partials + static_cast<long>(q) * p.stride;
+    double* out = partials + static_cast<long>(q) * p.chunks.stride;
     for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
     double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
     for (int e = p.chunks.position[q]; e < p.chunks.position[q + 1]; ++e) {
@@ -87,7 +87,7 @@ __global__ void ftf_pair_sum_kernel(BlockSparseView v, PairsView p, const double
     const int j = p.pair_j[i], k = p.pair_k[i], tk = v.tangent_size[k];
     const long row = v.tangent_offset[j], col = v.tangent_offset[k];
     for (int a = 0; a < v.tangent_size[j] * tk; ++a) {
-      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(p.chunks, i, lane, partials, p.stride, a));
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(p.chunks, i, lane, partials, a));
       if (lane == 0) S[(col + a % tk) * n + row + a / tk] += sum;
     }
   }
@@ -104,7 +104,7 @@ __global__ void dense_diagonal_kernel(BlockSparseView v, ChunkView ch, int block
     const int t = v.tangent_size[b];
     const long row = v.tangent_offset[b];
     for (int j = 0; j < t * t; ++j) {
-      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, kDiagonalStride, j));
+      const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, j));
       const int a = j / t, c = j % t;
       if (lane == 0) S[(row + c) * n + row + a] += sum + (a == c ? d2[row + a] : 0.0);
     }

@@ -49,10 +49,9 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
                         pair_storage_[1].as<int>(),
                         pair_storage_[2].as<int>(),
                         pair_storage_[3].as<int>(),
-                        {pair_storage_[4].as<int>(), pair_storage_[5].as<int>(), pair_storage_[6].as<int>(), 0},
+                        {pair_storage_[4].as<int>(), pair_storage_[5].as<int>(), pair_storage_[6].as<int>(), 0, pair_stride_},
                         num_pair_chunks_,
-                        num_pairs_,
-                        pair_stride_};
+                        num_pairs_};
   ftf_pair_chunk_kernel<<<blocks_for(num_pair_chunks_), kBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
   LINALG_CUDA_CHECK_LAUNCH();
   ftf_pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(num_pairs_) * kWarpLanes), kBlockThreads, 0, stream_>>>(

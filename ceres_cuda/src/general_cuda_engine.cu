@@ -41,12 +41,12 @@ using linalg_cuda::detail::blocks_for;
 using linalg_cuda::detail::seconds_since;
 
 // ColumnChunks' arrays on the device (kept in *storage), as the kernels take them.
-ChunkView upload_chunks(const ColumnChunks& chunks, std::vector<DeviceBuffer>* storage) {
+ChunkView upload_chunks(const ColumnChunks& chunks, int stride, std::vector<DeviceBuffer>* storage) {
   cudaStream_t stream = linalg_cuda::thread_context().stream();
   storage->push_back(upload_array(chunks.block, stream));
   storage->push_back(upload_array(chunks.position, stream));
   storage->push_back(upload_array(chunks.block_start, stream));
-  return {(*storage)[0].as<int>(), (*storage)[1].as<int>(), (*storage)[2].as<int>(), chunks.first};
+  return {(*storage)[0].as<int>(), (*storage)[1].as<int>(), (*storage)[2].as<int>(), chunks.first, stride};
 }
 
 class GeneralCudaEngine;
@@ -102,13 +102,15 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     d_block_offsets_ = upload_array(block_offsets, stream_);
     const ColumnChunks product_chunks(cells_, 0, structure.num_variable_blocks(), kProductChunkCells, false);
     const ColumnChunks diagonal_chunks(cells_, 0, structure.num_f_blocks, kDiagonalChunkCells, true);
-    product_chunks_ = upload_chunks(product_chunks, &d_product_chunks_);
-    diagonal_chunks_ = upload_chunks(diagonal_chunks, &d_diagonal_chunks_);
+    product_chunks_ = upload_chunks(product_chunks, product_stride(product_chunks), &d_product_chunks_);
+    diagonal_chunks_ = upload_chunks(diagonal_chunks, diagonal_stride(diagonal_chunks), &d_diagonal_chunks_);
     product_chunk_start_ = product_chunks.block_start;
-    num_diagonal_chunks_ = diagonal_chunks.size();
-    product_partials_ = DeviceVector<double>(std::max(1, product_chunks.size()) * static_cast<std::size_t>(kProductStride));
-    diagonal_partials_ =
-        DeviceVector<double>(std::max(1, diagonal_chunks.size()) * static_cast<std::size_t>(kDiagonalStride));
+    diagonal_chunks_by_size_ = ChunksBySize(diagonal_chunks, cells_.tangent_size);
+    d_diagonal_chunks_by_size_ = upload_array(diagonal_chunks_by_size_.chunk, stream_);
+    product_partials_ = DeviceVector<double>(std::max(1, product_chunks.size()) *
+                                             static_cast<std::size_t>(product_chunks_.stride));
+    diagonal_partials_ = DeviceVector<double>(std::max(1, diagonal_chunks.size()) *
+                                              static_cast<std::size_t>(diagonal_chunks_.stride));
     view_ = BlockSparseView{d_cells_.as<JacobianCell>(),  d_row_start_.as<int>(),      d_e_cell_.as<int>(),
                             d_row_offset_.as<long>(),      d_column_start_.as<int>(),   d_column_cells_.as<int>(),
                             d_e_sorted_cells_.as<int>(),   d_tangent_size_.as<int>(),   d_tangent_offset_.as<long>(),
@@ -310,7 +312,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   // J' rows (norms: the squared column norms) for blocks [first, last): a thread per chunk, then per block.
   void column_sums(const double* rows, bool norms, int first, int last, double* out) const {
     const int first_chunk = product_chunk_start_[first], last_chunk = product_chunk_start_[last];
-    column_chunk_kernel<<<blocks_for(last_chunk - first_chunk), kBlockThreads, 0, stream_>>>(
+    column_chunk_kernel<<<blocks_for(static_cast<std::size_t>(last_chunk - first_chunk) * kWarpLanes), kBlockThreads, 0, stream_>>>(
         view_, product_chunks_, first_chunk, last_chunk, rows, norms, product_partials_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     column_sum_kernel<<<blocks_for(static_cast<std::size_t>(last - first) * kWarpLanes), kBlockThreads, 0, stream_>>>(
@@ -338,11 +340,20 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     return result;
   }
 
+  // The diagonal blocks' chunks of S (schur) or of F'F, a launch per tangent size of the f-blocks.
+  void diagonal_chunks(bool schur) {
+    const ChunksBySize& groups = diagonal_chunks_by_size_;
+    for (int g = 0; g < groups.groups(); ++g) {
+      const int first = groups.group_start[g], count = groups.group_start[g + 1] - first, t = groups.tangent[g];
+      diagonal_chunk_kernel<<<blocks_for(static_cast<std::size_t>(count) * lower_triangle_entries(t)), kBlockThreads, 0,
+                              stream_>>>(view_, diagonal_chunks_, d_diagonal_chunks_by_size_.as<int>() + first, count, t,
+                                         schur, v_inverse_.data(), diagonal_partials_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+  }
+
   void iterative_solve(int* singular, StepResult* result) {
-    diagonal_chunk_kernel<<<blocks_for(num_diagonal_chunks_), kBlockThreads, 0, stream_>>>(
-        view_, diagonal_chunks_, num_diagonal_chunks_, options_.preconditioner == ceres::SCHUR_JACOBI, v_inverse_.data(),
-        diagonal_partials_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
+    diagonal_chunks(options_.preconditioner == ceres::SCHUR_JACOBI);
     diagonal_sum_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0, stream_>>>(
         view_, diagonal_chunks_, s_.num_f_blocks, diagonal_partials_.data(), d2_.data(), d_block_offsets_.as<long>(),
         blocks_.data(), singular);
@@ -364,9 +375,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   // DENSE_SCHUR and SPARSE_SCHUR: F'F's diagonal blocks by the preconditioner's column chunks (without
   // the Schur term), the rest of S and its factorization by the ExplicitSchurSolver.
   void exact_solve(StepResult* result) {
-    diagonal_chunk_kernel<<<blocks_for(num_diagonal_chunks_), kBlockThreads, 0, stream_>>>(
-        view_, diagonal_chunks_, num_diagonal_chunks_, false, v_inverse_.data(), diagonal_partials_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
+    diagonal_chunks(false);
     if (!explicit_schur_)
       explicit_schur_ = std::make_unique<ExplicitSchurSolver>(s_, cells_, options_.explicit_schur, stream_);
     *result = explicit_schur_->solve(view_, diagonal_chunks_, diagonal_partials_.data(), d2_.data(), v_inverse_.data(),
@@ -385,7 +394,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   std::vector<DeviceBuffer> d_product_chunks_, d_diagonal_chunks_;
   ChunkView product_chunks_{}, diagonal_chunks_{};  // ColumnChunks of products and norms, and of the preconditioner
   std::vector<int> product_chunk_start_;
-  int num_diagonal_chunks_ = 0;
+  ChunksBySize diagonal_chunks_by_size_;  // the diagonal chunks by tangent size, for their kernel's launches
+  DeviceBuffer d_diagonal_chunks_by_size_;
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the CPU threads' rows, uploaded from pinned memory
   std::unique_ptr<DeviceFamilies> families_;
   DeviceVector<double> candidate_f_device_;  // the device families' residuals at the candidate

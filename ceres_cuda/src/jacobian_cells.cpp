@@ -150,6 +150,21 @@ ColumnChunks::ColumnChunks(const JacobianCells& cells, int first_block, int last
     });
   }
   position[block_start[n]] = cells.column_start[last_block];
+  for (int b = first_block; b < last_block; ++b) max_tangent = std::max(max_tangent, cells.tangent_size[b]);
+}
+
+ChunksBySize::ChunksBySize(const ColumnChunks& chunks, const std::vector<int>& tangent_size) {
+  const auto size_of = [&](int k) { return tangent_size[chunks.block[k]]; };
+  for (int k = 0; k < chunks.size(); ++k)
+    if (std::find(tangent.begin(), tangent.end(), size_of(k)) == tangent.end()) tangent.push_back(size_of(k));
+  std::sort(tangent.begin(), tangent.end());
+  chunk.reserve(chunks.size());
+  group_start.push_back(0);
+  for (const int t : tangent) {
+    for (int k = 0; k < chunks.size(); ++k)
+      if (size_of(k) == t) chunk.push_back(k);
+    group_start.push_back(static_cast<int>(chunk.size()));
+  }
 }
 
 }  // namespace ceres_cuda::detail

@@ -49,11 +49,26 @@ struct ColumnChunks {
   std::vector<int> block;        // per chunk: its block
   std::vector<int> position;     // chunk k: positions [position[k], position[k + 1]) of the column arrays
   int first = 0;
+  int max_tangent = 0;           // the largest tangent size of the blocks
 
   int size() const { return static_cast<int>(block.size()); }
 
   // Built on all threads: the chunks of each block counted, then placed (millions of cells).
   ColumnChunks(const JacobianCells& cells, int first_block, int last_block, int size, bool whole_e_groups);
+};
+
+// A ColumnChunks' chunks grouped by their block's tangent size (in chunk order within a group), so
+// that a kernel can give a thread to each pair of a chunk and an entry of its block: in a group every
+// chunk has the same number of entries.
+struct ChunksBySize {
+  std::vector<int> chunk;        // group after group
+  std::vector<int> group_start;  // group g: chunk[group_start[g] .. group_start[g + 1])
+  std::vector<int> tangent;      // group g's tangent size
+
+  int groups() const { return static_cast<int>(tangent.size()); }
+
+  ChunksBySize() = default;
+  ChunksBySize(const ColumnChunks& chunks, const std::vector<int>& tangent_size);
 };
 
 }  // namespace ceres_cuda::detail

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "block_schur_math.h"
 #include "general_problems.h"
 #include "jacobian_cells.h"
 #include "reduced_matrix_plan.h"
@@ -116,6 +117,47 @@ TEST(JacobianCells, ColumnsInResidualAndEBlockOrder) {
       EXPECT_EQ(sorted, expected) << "f-block " << b;
     }
     EXPECT_EQ(total, static_cast<long>(cells.cells.size()));
+  }
+}
+
+// ChunksBySize: every chunk once, in the group of its block's tangent size, in chunk order; and the
+// lower triangle's entries of a block, each (j >= l) once.
+TEST(ColumnChunks, GroupedByTangentSize) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(5, 200, 13);
+  Shape shape;
+  shape.fix_k2 = true;                            // intrinsics of 2 tangent values, poses of 3
+  shape.prior = general_test::Prior::Translation;  // residuals without an e-block
+  general_test::GeneralProblem g = general_test::build(scene, shape);
+  SchurStructure s;
+  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
+                                    g.problem.get(), &s),
+            "");
+  const JacobianCells cells(s);
+  const ColumnChunks chunks(cells, 0, s.num_f_blocks, 32, true);
+  EXPECT_EQ(chunks.max_tangent, 3);
+  const ChunksBySize groups(chunks, cells.tangent_size);
+  ASSERT_EQ(groups.tangent, (std::vector<int>{2, 3}));
+  ASSERT_EQ(groups.group_start.size(), 3u);
+  std::vector<int> seen(chunks.size(), 0);
+  for (int group = 0; group < groups.groups(); ++group)
+    for (int i = groups.group_start[group]; i < groups.group_start[group + 1]; ++i) {
+      const int k = groups.chunk[i];
+      ++seen[k];
+      EXPECT_EQ(cells.tangent_size[chunks.block[k]], groups.tangent[group]);
+      if (i > groups.group_start[group]) EXPECT_LT(groups.chunk[i - 1], k);
+    }
+  EXPECT_EQ(seen, std::vector<int>(chunks.size(), 1));
+
+  for (int t = 1; t <= kMaxFBlockTangentSize; ++t) {
+    std::vector<int> entry(t * t, 0);
+    for (int i = 0; i < lower_triangle_entries(t); ++i) {
+      int j, l;
+      lower_triangle_entry(i, &j, &l);
+      ASSERT_TRUE(j >= l && l >= 0 && j < t) << i;
+      ++entry[j * t + l];
+    }
+    for (int j = 0; j < t; ++j)
+      for (int l = 0; l < t; ++l) EXPECT_EQ(entry[j * t + l], j >= l ? 1 : 0) << t << ": " << j << ", " << l;
   }
 }
 

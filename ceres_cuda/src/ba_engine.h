@@ -83,8 +83,8 @@ class EngineInspection {
 };
 
 // How the general GPU engine forms the explicit S's e-block terms (DENSE_SCHUR, SPARSE_SCHUR): by its
-// estimate of the cheaper, or one of the two (for the tests that check both against the CPU engine).
-enum class ExplicitSchurMethod { Auto, Syrk, Rows };
+// estimate of the cheapest, or one of the three (for the tests that check each against the CPU engine).
+enum class ExplicitSchurMethod { Auto, Syrk, Pairs, Rows };
 
 struct EngineOptions {
   ceres::LinearSolverType linear_solver = ceres::ITERATIVE_SCHUR;

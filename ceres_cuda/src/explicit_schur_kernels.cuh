@@ -1,24 +1,16 @@
 #pragma once
 // The explicit reduced matrix S (n x n, column-major, the lower triangle as cuSOLVER reads it) for the
-// exact solvers (explicit_schur_solver.cu), from the plans of reduced_matrix_plan.h: F'F's blocks by
-// pairs of f-blocks and its diagonal blocks from column chunks, the e-blocks' terms by block rows of
-// W slots or as dense columns for syrk. A thread owns what it writes, and every sum runs in a fixed
-// order.
+// exact solvers (explicit_schur_solver.cu), from the plans of reduced_matrix_plan.h and w_pair_plan.h:
+// F'F's blocks by pairs of f-blocks and its diagonal blocks from column chunks, the e-blocks' terms by
+// pairs of f-blocks over W slots, by block rows of W slots, or as dense columns for syrk. A thread owns
+// what it writes, and every sum runs in a fixed order.
 #include "block_schur_math.h"
 #include "grid_stride.cuh"
 #include "linalg_cuda/internal/deterministic_reduce.cuh"
+#include "w_pair_plan.h"
 
 namespace ceres_cuda::detail {
 namespace {
-
-struct PlanView {
-  const int* slot_start;
-  const int* slot_block;
-  const long* slot_values;
-  const int* slot_e_block;
-  const int* row_start;
-  const int* row_slots;
-};
 
 // Calls visit(c, t, product) for every f-cell c (t columns) of e-block p's residuals, in residual order,
 // with product = F_rc'E_r (t x e_p).
@@ -39,7 +31,7 @@ __device__ void for_each_f_cell_of_e_block(const BlockSparseView& v, int p, Visi
 }
 
 // W_pj = sum of F_rj'E_r over e-block p's residuals, for every slot of every e-block (a thread each).
-__global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, double* W) {
+__global__ void w_slots_kernel(BlockSparseView v, SlotsView plan, int e_blocks, double* W) {
   CERES_CUDA_FOR_EACH(i, 0, e_blocks) {
     const int p = v.first_e_block + i, e = v.tangent_size[p];
     const int first = plan.slot_start[i], last = plan.slot_start[i + 1];
@@ -54,25 +46,21 @@ __global__ void w_slots_kernel(BlockSparseView v, PlanView plan, int e_blocks, d
 }
 
 // F'F's blocks below the diagonal (FtfPairs): a thread per chunk of a pair's entries sums its
-// F_rj'F_rk into partials (stride values per chunk), then a warp per pair sums its chunks in warp order
-// and adds the block to S.
-struct PairsView {
-  const int* pair_j;
-  const int* pair_k;
+// F_rj'F_rk into partials (stride values per chunk), then pair_sum_kernel adds the pair's block to S.
+struct FtfPairsView {
+  PairBlocks pairs;
   const int* entry_j;
   const int* entry_k;
-  ChunkView chunks;  // "block" is the pair
-  int num_chunks, num_pairs;
 };
 
-__global__ void ftf_pair_chunk_kernel(BlockSparseView v, PairsView p, double* partials) {
-  CERES_CUDA_FOR_EACH(q, 0, p.num_chunks) {
-    const int i = p.chunks.block[q];
-    const int t = v.tangent_size[p.pair_j[i]], tk = v.tangent_size[p.pair_k[i]];
-    double* out = partials + static_cast<long>(q) * p.chunks.stride;
+__global__ void ftf_pair_chunk_kernel(BlockSparseView v, FtfPairsView p, double* partials) {
+  CERES_CUDA_FOR_EACH(q, 0, p.pairs.num_chunks) {
+    const int i = p.pairs.chunks.block[q];
+    const int t = v.tangent_size[p.pairs.pair_j[i]], tk = v.tangent_size[p.pairs.pair_k[i]];
+    double* out = partials + static_cast<long>(q) * p.pairs.chunks.stride;
     for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
     double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    for (int e = p.chunks.position[q]; e < p.chunks.position[q + 1]; ++e) {
+    for (int e = p.pairs.chunks.position[q]; e < p.pairs.chunks.position[q + 1]; ++e) {
       const int c = p.entry_j[e], d = p.entry_k[e];
       cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(v.cells[c].residual), product);
       for (int a = 0; a < t * tk; ++a) out[a] += product[a];
@@ -80,7 +68,31 @@ __global__ void ftf_pair_chunk_kernel(BlockSparseView v, PairsView p, double* pa
   }
 }
 
-__global__ void ftf_pair_sum_kernel(BlockSparseView v, PairsView p, const double* partials, double* S, long n) {
+// The e-blocks' terms by pairs (WPairPlan): a thread per chunk of a pair's slot pairs sums its
+// W_pj V_p^-1 W_pk' (W: the slots' values, w_slots_kernel's), then pair_sum_kernel subtracts the
+// pair's block from S.
+__global__ void w_pair_chunk_kernel(BlockSparseView v, SlotsView s, WPairsView p, const double* W,
+                                    const double* v_inverse, double* partials) {
+  CERES_CUDA_FOR_EACH(q, 0, p.pairs.num_chunks) {
+    const int i = p.pairs.chunks.block[q];
+    const int t = v.tangent_size[p.pairs.pair_j[i]], tk = v.tangent_size[p.pairs.pair_k[i]];
+    double* out = partials + static_cast<long>(q) * p.pairs.chunks.stride;
+    for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
+    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+    for (int e = p.pairs.chunks.position[q]; e < p.pairs.chunks.position[q + 1]; ++e) {
+      const int a = static_cast<int>(p.slots[e] >> 32), b = static_cast<int>(p.slots[e] & 0xffffffffu);
+      const int pe = s.slot_e_block[a];
+      const double* Vi = v_inverse + static_cast<long>(pe - v.first_e_block) * kEBlockValues;
+      sandwich(W + s.slot_values[a], t, Vi, v.tangent_size[pe], W + s.slot_values[b], tk, product);
+      for (int c = 0; c < t * tk; ++c) out[c] += product[c];
+    }
+  }
+}
+
+// A warp per pair (j, k): its chunks' partials summed in warp order, times sign, added to S's block at
+// (j, k).
+__global__ void pair_sum_kernel(BlockSparseView v, PairBlocks p, const double* partials, double sign, double* S,
+                                long n) {
   const int lane = threadIdx.x % kWarpLanes;
   for (int i = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; i < p.num_pairs;
        i += gridDim.x * (kBlockThreads / kWarpLanes)) {
@@ -88,7 +100,7 @@ __global__ void ftf_pair_sum_kernel(BlockSparseView v, PairsView p, const double
     const long row = v.tangent_offset[j], col = v.tangent_offset[k];
     for (int a = 0; a < v.tangent_size[j] * tk; ++a) {
       const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(p.chunks, i, lane, partials, a));
-      if (lane == 0) S[(col + a % tk) * n + row + a / tk] += sum;
+      if (lane == 0) S[(col + a % tk) * n + row + a / tk] += sign * sum;
     }
   }
 }
@@ -111,21 +123,27 @@ __global__ void dense_diagonal_kernel(BlockSparseView v, ChunkView ch, int block
   }
 }
 
-// f-blocks k up to j (ReducedMatrixPlan's slots), a thread per f-block; the diagonal block in registers.
-__global__ void w_rows_kernel(BlockSparseView v, PlanView plan, int f_blocks, const double* W, const double* v_inverse,
-                              double* S, long n) {
-  CERES_CUDA_FOR_EACH(j, 0, f_blocks) {
+// f-blocks k up to j (ReducedMatrixPlan's slots): a warp per f-block j, whose lane l owns the blocks k
+// with k % 32 == l. Every entry of S has one writer, which subtracts its terms in the row's slot order,
+// and the warp's lanes keep that many more of the read-modify-writes of S in flight; the diagonal block
+// in its owner's registers.
+__global__ void w_rows_kernel(BlockSparseView v, SlotsView plan, RowsView rows, int f_blocks, const double* W,
+                              const double* v_inverse, double* S, long n) {
+  const int lane = threadIdx.x % kWarpLanes;
+  for (int j = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; j < f_blocks;
+       j += gridDim.x * (kBlockThreads / kWarpLanes)) {
     const int t = v.tangent_size[j];
     const long row = v.tangent_offset[j];
+    const bool owns_diagonal = j % kWarpLanes == lane;
     double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize], diagonal[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
     for (int a = 0; a < t * t; ++a) diagonal[a] = 0.0;
-    for (int q = plan.row_start[j]; q < plan.row_start[j + 1]; ++q) {
-      const int slot = plan.row_slots[q];
+    for (int q = rows.row_start[j]; q < rows.row_start[j + 1]; ++q) {
+      const int slot = rows.row_slots[q];
       const int p = plan.slot_e_block[slot], i = p - v.first_e_block, e = v.tangent_size[p];
       const double* Vi = v_inverse + static_cast<long>(i) * kEBlockValues;
       for (int other = plan.slot_start[i]; other < plan.slot_start[i + 1]; ++other) {
         const int k = plan.slot_block[other], tk = v.tangent_size[k];
-        if (k > j) continue;
+        if (k > j || k % kWarpLanes != lane) continue;
         sandwich(W + plan.slot_values[slot], t, Vi, e, W + plan.slot_values[other], tk, product);
         if (k == j) {
           for (int a = 0; a < t * t; ++a) diagonal[a] += product[a];
@@ -136,8 +154,9 @@ __global__ void w_rows_kernel(BlockSparseView v, PlanView plan, int f_blocks, co
           for (int b = 0; b < tk; ++b) S[(col + b) * n + row + a] -= product[a * tk + b];
       }
     }
-    for (int a = 0; a < t; ++a)
-      for (int b = 0; b < t; ++b) S[(row + b) * n + row + a] -= diagonal[a * t + b];
+    if (owns_diagonal)
+      for (int a = 0; a < t; ++a)
+        for (int b = 0; b < t; ++b) S[(row + b) * n + row + a] -= diagonal[a * t + b];
   }
 }
 

@@ -9,6 +9,7 @@
 #include "device_upload.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/backend.h"
 #include "reduced_matrix_plan.h"
 
 namespace ceres_cuda::detail {
@@ -45,26 +46,25 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
   dense_.resize(static_cast<std::size_t>(n) * n);
   dense_.fill(0.0);
   if (!pairs_made_) make_pairs();
-  const PairsView pairs{pair_storage_[0].as<int>(),
-                        pair_storage_[1].as<int>(),
-                        pair_storage_[2].as<int>(),
-                        pair_storage_[3].as<int>(),
-                        {pair_storage_[4].as<int>(), pair_storage_[5].as<int>(), pair_storage_[6].as<int>(), 0, pair_stride_},
-                        num_pair_chunks_,
-                        num_pairs_};
+  const FtfPairsView pairs{{pair_storage_[0].as<int>(), pair_storage_[1].as<int>(),
+                            {pair_storage_[4].as<int>(), pair_storage_[5].as<int>(), pair_storage_[6].as<int>(), 0,
+                             pair_stride_},
+                            num_pair_chunks_, num_pairs_},
+                           pair_storage_[2].as<int>(),
+                           pair_storage_[3].as<int>()};
   ftf_pair_chunk_kernel<<<blocks_for(num_pair_chunks_), kBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
   LINALG_CUDA_CHECK_LAUNCH();
-  ftf_pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(num_pairs_) * kWarpLanes), kBlockThreads, 0, stream_>>>(
-      view, pairs, pair_partials_.data(), dense_.data(), n);
+  pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(num_pairs_) * kWarpLanes), kBlockThreads, 0, stream_>>>(
+      view, pairs.pairs, pair_partials_.data(), 1.0, dense_.data(), n);
   LINALG_CUDA_CHECK_LAUNCH();
   dense_diagonal_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
                           stream_>>>(view, diagonal_chunks, s_.num_f_blocks, diagonal_partials, d2, dense_.data(), n);
   LINALG_CUDA_CHECK_LAUNCH();
-  const double syrk_flops = static_cast<double>(n) * n * kMaxEBlockTangentSize * s_.num_e_blocks;
-  if (method_ == ExplicitSchurMethod::Syrk || (method_ == ExplicitSchurMethod::Auto && syrk_flops <= kMaxSyrkFlops))
-    subtract_e_terms_by_syrk(view, v_inverse);
-  else
-    subtract_e_terms_by_rows(view, v_inverse);
+  switch (choose_method()) {
+    case ExplicitSchurMethod::Syrk: subtract_e_terms_by_syrk(view, v_inverse); break;
+    case ExplicitSchurMethod::Pairs: subtract_e_terms_by_pairs(view, v_inverse); break;
+    default: subtract_e_terms_by_rows(view, v_inverse); break;
+  }
 
   int work_size = 0;
   LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
@@ -93,15 +93,51 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
   return result;
 }
 
-void ExplicitSchurSolver::subtract_e_terms_by_rows(const BlockSparseView& view, const double* v_inverse) {
-  if (!rows_made_) make_rows();
-  const PlanView plan{row_storage_[0].as<int>(), row_storage_[1].as<int>(), row_storage_[2].as<long>(),
-                      row_storage_[3].as<int>(), row_storage_[4].as<int>(), row_storage_[5].as<int>()};
-  w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view, plan, s_.num_e_blocks,
+// Syrk while its dense products cost little; otherwise the pairs while their plan's build fits in half
+// the free device memory; otherwise the rows. Chosen on the first solve and kept.
+ExplicitSchurMethod ExplicitSchurSolver::choose_method() {
+  if (chosen_ != ExplicitSchurMethod::Auto) return chosen_;
+  chosen_ = method_;
+  if (chosen_ == ExplicitSchurMethod::Auto) {
+    const double syrk_flops = static_cast<double>(n_) * n_ * kMaxEBlockTangentSize * s_.num_e_blocks;
+    if (syrk_flops <= kMaxSyrkFlops) return chosen_ = ExplicitSchurMethod::Syrk;
+    make_slots();
+    const long entries = WPairPlan::entries(slot_start_);
+    const bool fits = static_cast<double>(WPairPlan::build_bytes(entries)) <=
+                          0.5 * static_cast<double>(linalg_cuda::free_device_memory()) &&
+                      entries < (1l << 31) - 1;
+    chosen_ = fits ? ExplicitSchurMethod::Pairs : ExplicitSchurMethod::Rows;
+  }
+  return chosen_;
+}
+
+void ExplicitSchurSolver::subtract_e_terms_by_pairs(const BlockSparseView& view, const double* v_inverse) {
+  make_slots();
+  if (!w_pairs_) {
+    int t = 1;
+    for (int b = 0; b < s_.num_f_blocks; ++b) t = std::max(t, s_.blocks[b].tangent_size);
+    w_pairs_ = std::make_unique<WPairPlan>(slots_, slot_start_, s_.num_f_blocks, t * t, stream_);
+    w_pair_partials_.resize(std::max<std::size_t>(1, static_cast<std::size_t>(w_pairs_->view().pairs.num_chunks) * t * t));
+  }
+  const WPairsView& pairs = w_pairs_->view();
+  w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view, slots_, s_.num_e_blocks,
                                                                              w_slots_.data());
   LINALG_CUDA_CHECK_LAUNCH();
-  w_rows_kernel<<<blocks_for(s_.num_f_blocks), kBlockThreads, 0, stream_>>>(view, plan, s_.num_f_blocks, w_slots_.data(),
-                                                                            v_inverse, dense_.data(), n_);
+  w_pair_chunk_kernel<<<blocks_for(pairs.pairs.num_chunks), kBlockThreads, 0, stream_>>>(
+      view, slots_, pairs, w_slots_.data(), v_inverse, w_pair_partials_.data());
+  LINALG_CUDA_CHECK_LAUNCH();
+  pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(pairs.pairs.num_pairs) * kWarpLanes), kBlockThreads, 0,
+                    stream_>>>(view, pairs.pairs, w_pair_partials_.data(), -1.0, dense_.data(), n_);
+  LINALG_CUDA_CHECK_LAUNCH();
+}
+
+void ExplicitSchurSolver::subtract_e_terms_by_rows(const BlockSparseView& view, const double* v_inverse) {
+  make_slots();
+  w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view, slots_, s_.num_e_blocks,
+                                                                             w_slots_.data());
+  LINALG_CUDA_CHECK_LAUNCH();
+  w_rows_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0, stream_>>>(
+      view, slots_, rows_, s_.num_f_blocks, w_slots_.data(), v_inverse, dense_.data(), n_);
   LINALG_CUDA_CHECK_LAUNCH();
 }
 
@@ -139,17 +175,19 @@ void ExplicitSchurSolver::make_pairs() {
   pairs_made_ = true;
 }
 
-void ExplicitSchurSolver::make_rows() {
+void ExplicitSchurSolver::make_slots() {
+  if (slots_made_) return;
   const ReducedMatrixPlan plan(s_, cells_);
-  row_storage_.push_back(upload_array(plan.slot_start, stream_));
-  row_storage_.push_back(upload_array(plan.slot_block, stream_));
-  row_storage_.push_back(upload_array(plan.slot_values, stream_));
-  row_storage_.push_back(upload_array(plan.slot_e_block, stream_));
-  row_storage_.push_back(upload_array(plan.row_start, stream_));
-  row_storage_.push_back(upload_array(plan.row_slots, stream_));
+  for (const auto* v : {&plan.slot_start, &plan.slot_block, &plan.slot_e_block, &plan.row_start, &plan.row_slots})
+    slot_storage_.push_back(upload_array(*v, stream_));
+  slot_storage_.push_back(upload_array(plan.slot_values, stream_));
+  slots_ = {slot_storage_[0].as<int>(), slot_storage_[1].as<int>(), slot_storage_[5].as<long>(),
+            slot_storage_[2].as<int>(), s_.num_e_blocks};
+  rows_ = {slot_storage_[3].as<int>(), slot_storage_[4].as<int>()};
+  slot_start_ = plan.slot_start;
   w_slots_.resize(std::max<long>(1, plan.num_values));
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
-  rows_made_ = true;
+  slots_made_ = true;
 }
 
 }  // namespace ceres_cuda::detail

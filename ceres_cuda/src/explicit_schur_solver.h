@@ -2,13 +2,15 @@
 // DENSE_SCHUR and SPARSE_SCHUR on the GPU: the reduced matrix S = F'F + D_f^2 - sum_p W_p V_p^-1 W_p'
 // formed densely on the device and factored by cuSOLVER's Cholesky (potrf, potrs). F'F's diagonal
 // blocks come from the engine's column chunks (the preconditioner's, without the Schur term), its
-// other blocks by pairs of f-blocks (FtfPairs); the e-blocks' terms by block rows of W slots
-// (ReducedMatrixPlan), or, where S is small enough that dense products cost less, as -G G' by cuBLAS'
-// syrk over dense columns G, a chunk of e-blocks at a time. The plans are made on the first solve.
-// Only the general GPU engine includes this.
+// other blocks by pairs of f-blocks (FtfPairs). The e-blocks' terms: where S is small enough that dense
+// products cost less, as -G G' by cuBLAS' syrk over dense columns G, a chunk of e-blocks at a time;
+// otherwise by pairs of f-blocks over W slots (WPairPlan), or, where that plan would not fit in device
+// memory, by block rows of W slots (ReducedMatrixPlan). The plans are made on the first solve. Only
+// the general GPU engine includes this.
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <memory>
 #include <vector>
 
 #include "ba_engine.h"
@@ -17,6 +19,7 @@
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_vector.h"
 #include "schur_structure.h"
+#include "w_pair_plan.h"
 
 namespace ceres_cuda::detail {
 
@@ -36,7 +39,9 @@ class ExplicitSchurSolver {
 
  private:
   void make_pairs();
-  void make_rows();
+  void make_slots();
+  ExplicitSchurMethod choose_method();
+  void subtract_e_terms_by_pairs(const BlockSparseView& view, const double* v_inverse);
   void subtract_e_terms_by_rows(const BlockSparseView& view, const double* v_inverse);
   void subtract_e_terms_by_syrk(const BlockSparseView& view, const double* v_inverse);
 
@@ -46,10 +51,15 @@ class ExplicitSchurSolver {
   cudaStream_t stream_;
   long n_;
   cusolverDnHandle_t solver_ = nullptr;
-  std::vector<linalg_cuda::DeviceBuffer> pair_storage_, row_storage_;
-  bool pairs_made_ = false, rows_made_ = false;
+  std::vector<linalg_cuda::DeviceBuffer> pair_storage_, slot_storage_;
+  bool pairs_made_ = false, slots_made_ = false;
   int num_pair_chunks_ = 0, num_pairs_ = 0, pair_stride_ = 1;
-  linalg_cuda::DeviceVector<double> dense_, work_, g_, pair_partials_, w_slots_;
+  ExplicitSchurMethod chosen_ = ExplicitSchurMethod::Auto;  // the e-blocks' terms' method, once chosen
+  SlotsView slots_{};
+  RowsView rows_{};
+  std::vector<int> slot_start_;  // on the host, for the pair plan
+  std::unique_ptr<WPairPlan> w_pairs_;
+  linalg_cuda::DeviceVector<double> dense_, work_, g_, pair_partials_, w_slots_, w_pair_partials_;
   linalg_cuda::DeviceBuffer info_;
 };
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "counting_sort.h"
 #include "linalg_cuda/errors.h"
 
 namespace ceres_cuda::detail {
@@ -73,6 +74,73 @@ FtfPairs::FtfPairs(const SchurStructure& s, const JacobianCells& cells) {
     pair_chunk_start.push_back(static_cast<int>(chunk_pair.size()));
   }
   chunk_position.push_back(entry_start[P]);
+}
+
+ReducedMatrixPlan::ReducedMatrixPlan(const SchurStructure& s, const JacobianCells& cells) {
+  const int E = s.num_e_blocks, first = s.first_e_block();
+  // Calls visit(j) for each distinct f-block of e-block p's residuals, in first-use order.
+  auto for_each_slot = [&](int p, std::vector<int>* local, auto&& visit) {
+    local->clear();
+    for (int q = cells.column_start[p]; q < cells.column_start[p + 1]; ++q) {
+      const int r = cells.cells[cells.column_cells[q]].residual;
+      for (int c = cells.row_start[r]; c < cells.row_start[r + 1]; ++c) {
+        const int j = cells.cells[c].block;
+        if (j != p && std::find(local->begin(), local->end(), j) == local->end()) {
+          local->push_back(j);
+          visit(j);
+        }
+      }
+    }
+  };
+  slot_start.assign(E + 1, 0);
+  std::vector<long> value_start(E + 1, 0);
+#pragma omp parallel
+  {
+    std::vector<int> local;
+#pragma omp for schedule(dynamic, 1024)
+    for (int i = 0; i < E; ++i) {
+      const long e = s.blocks[first + i].tangent_size;
+      int slots = 0;
+      long values = 0;
+      for_each_slot(first + i, &local, [&](int j) {
+        ++slots;
+        values += s.blocks[j].tangent_size * e;
+      });
+      slot_start[i + 1] = slots;
+      value_start[i + 1] = values;
+    }
+  }
+  for (int i = 0; i < E; ++i) {
+    slot_start[i + 1] += slot_start[i];
+    value_start[i + 1] += value_start[i];
+  }
+  num_values = value_start[E];
+  const int S = slot_start[E];
+  slot_block.resize(S);
+  slot_values.resize(S);
+  slot_e_block.resize(S);
+#pragma omp parallel
+  {
+    std::vector<int> local;
+#pragma omp for schedule(dynamic, 1024)
+    for (int i = 0; i < E; ++i) {
+      const long e = s.blocks[first + i].tangent_size;
+      int slot = slot_start[i];
+      long values = value_start[i];
+      for_each_slot(first + i, &local, [&](int j) {
+        slot_block[slot] = j;
+        slot_values[slot] = values;
+        slot_e_block[slot] = first + i;
+        values += s.blocks[j].tangent_size * e;
+        ++slot;
+      });
+    }
+  }
+  row_slots.resize(S);
+  const std::vector<long> starts = parallel_counting_sort(
+      S, s.num_f_blocks, [&](long slot) { return slot_block[slot]; },
+      [&](long slot, long position) { row_slots[position] = static_cast<int>(slot); });
+  row_start.assign(starts.begin(), starts.end());
 }
 
 }  // namespace ceres_cuda::detail

@@ -1,11 +1,11 @@
 #pragma once
 // Where the explicit reduced matrix S = F'F + D_f^2 - sum_p W_p' V_p^-1 W_p gets its terms, for the
 // GPU's exact solvers. F'F's blocks off the diagonal: per pair of f-blocks that share residuals, the
-// pairs of their cells (FtfPairs). The e-blocks' terms: per e-block p its "slots", the distinct f-blocks its residuals touch, each with
-// room for W_pj = sum of F_rj'E_r (t_j x e_p); per f-block j the slots of every e-block that touches
-// it. A thread per f-block then forms S's block row j (its lower triangle: the columns of f-blocks
-// up to j) from its own cells and slots: no two threads write the same entry, and every sum runs in a
-// fixed order, against syrk over dense columns that are mostly zero.
+// pairs of their cells (FtfPairs). The e-blocks' terms: per e-block p its "slots", the distinct
+// f-blocks its residuals touch, each with room for W_pj = sum of F_rj'E_r (t_j x e_p); per f-block j the
+// slots of every e-block that touches it. The pairs of slots (w_pair_plan.h), or a warp per f-block
+// over its slots, then form S's lower triangle: no two threads write the same entry, and every sum
+// runs in a fixed order, against syrk over dense columns that are mostly zero.
 #include <algorithm>
 #include <vector>
 
@@ -29,6 +29,19 @@ struct FtfPairs {
   FtfPairs(const SchurStructure& s, const JacobianCells& cells);
 };
 
+// ReducedMatrixPlan's arrays on the device: the slots, and the block rows.
+struct SlotsView {
+  const int* slot_start;
+  const int* slot_block;
+  const long* slot_values;
+  const int* slot_e_block;
+  int num_e_blocks;
+};
+struct RowsView {
+  const int* row_start;
+  const int* row_slots;
+};
+
 struct ReducedMatrixPlan {
   std::vector<int> slot_start;      // e-block p (from 0): slots [slot_start[p], slot_start[p + 1])
   std::vector<int> slot_block;      // per slot: its f-block
@@ -38,33 +51,9 @@ struct ReducedMatrixPlan {
   std::vector<int> row_slots;       // in e-block order
   long num_values = 0;
 
-  ReducedMatrixPlan(const SchurStructure& s, const JacobianCells& cells) {
-    slot_start.push_back(0);
-    std::vector<int> local;  // the current e-block's f-blocks, in first-use order
-    for (int p = s.first_e_block(); p < s.num_variable_blocks(); ++p) {
-      local.clear();
-      for (int q = cells.column_start[p]; q < cells.column_start[p + 1]; ++q) {
-        const int r = cells.cells[cells.column_cells[q]].residual;
-        for (int c = cells.row_start[r]; c < cells.row_start[r + 1]; ++c) {
-          const int j = cells.cells[c].block;
-          if (j != p && std::find(local.begin(), local.end(), j) == local.end()) local.push_back(j);
-        }
-      }
-      for (const int j : local) {
-        slot_block.push_back(j);
-        slot_values.push_back(num_values);
-        slot_e_block.push_back(p);
-        num_values += static_cast<long>(s.blocks[j].tangent_size) * s.blocks[p].tangent_size;
-      }
-      slot_start.push_back(static_cast<int>(slot_block.size()));
-    }
-    row_start.assign(s.num_f_blocks + 1, 0);
-    for (const int j : slot_block) ++row_start[j + 1];
-    for (int j = 0; j < s.num_f_blocks; ++j) row_start[j + 1] += row_start[j];
-    row_slots.resize(slot_block.size());
-    std::vector<int> next(row_start.begin(), row_start.end() - 1);
-    for (int slot = 0; slot < static_cast<int>(slot_block.size()); ++slot) row_slots[next[slot_block[slot]]++] = slot;
-  }
+  // Built on all threads: an e-block's slots per thread, counted, then placed; the rows by a counting
+  // sort of the slots by block (a million e-blocks at Venice scale).
+  ReducedMatrixPlan(const SchurStructure& s, const JacobianCells& cells);
 };
 
 }  // namespace ceres_cuda::detail

@@ -44,9 +44,12 @@ EngineOptions engine_options(ceres::LinearSolverType solver, ceres::Precondition
 
 void compare_engines(const SchurStructure& s, ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner,
                      ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto) {
+  const char* method = explicit_schur == ExplicitSchurMethod::Rows    ? "rows"
+                       : explicit_schur == ExplicitSchurMethod::Pairs ? "pairs"
+                       : explicit_schur == ExplicitSchurMethod::Syrk  ? "syrk"
+                                                                      : "the engine's choice";
   SCOPED_TRACE(std::string(ceres::LinearSolverTypeToString(solver)) + " " +
-               ceres::PreconditionerTypeToString(preconditioner) + " explicit S by " +
-               (explicit_schur == ExplicitSchurMethod::Rows ? "rows" : "syrk or rows"));
+               ceres::PreconditionerTypeToString(preconditioner) + " explicit S by " + method);
   const EngineOptions o = engine_options(solver, preconditioner, explicit_schur);
   auto cpu = make_general_cpu_engine(s, o);
   auto gpu = make_general_cuda_engine(s, o);
@@ -145,8 +148,10 @@ TEST(GeneralGpuEngine, PiecesMatchTheCpuEngine) {
     compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::JACOBI);
     compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI);
     compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI);
-    // The problems here are small enough for syrk; the block rows that large ones take, checked too.
+    // The problems here are small enough for syrk; the pairs and block rows that large ones take,
+    // checked too.
     compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI, ExplicitSchurMethod::Rows);
+    compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI, ExplicitSchurMethod::Pairs);
     compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI, ExplicitSchurMethod::Syrk);
   }
 }

@@ -120,6 +120,49 @@ TEST(JacobianCells, ColumnsInResidualAndEBlockOrder) {
   }
 }
 
+// ReducedMatrixPlan: per e-block the distinct f-blocks of its residuals in first-use order, their W's
+// values one after the other; per f-block its slots in e-block order.
+TEST(ReducedMatrixPlan, SlotsPerEBlockAndRowsPerFBlock) {
+  const ceres_cuda::BALProblem scene = general_test::random_scene(6, 400, 17);
+  Shape shape;
+  shape.shared_intrinsics = true;
+  shape.prior = general_test::Prior::Pose;
+  general_test::GeneralProblem g = general_test::build(scene, shape);
+  SchurStructure s;
+  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
+                                    g.problem.get(), &s),
+            "");
+  const JacobianCells cells(s);
+  const ReducedMatrixPlan plan(s, cells);
+  ASSERT_EQ(plan.slot_start.size(), static_cast<std::size_t>(s.num_e_blocks + 1));
+  long values = 0;
+  std::vector<std::vector<int>> rows(s.num_f_blocks);
+  for (int i = 0; i < s.num_e_blocks; ++i) {
+    const int p = s.first_e_block() + i;
+    std::vector<int> expected;
+    for (int q = cells.column_start[p]; q < cells.column_start[p + 1]; ++q) {
+      const int r = cells.cells[cells.column_cells[q]].residual;
+      for (int c = cells.row_start[r]; c < cells.row_start[r + 1]; ++c) {
+        const int j = cells.cells[c].block;
+        if (j != p && std::find(expected.begin(), expected.end(), j) == expected.end()) expected.push_back(j);
+      }
+    }
+    const std::vector<int> got(plan.slot_block.begin() + plan.slot_start[i], plan.slot_block.begin() + plan.slot_start[i + 1]);
+    EXPECT_EQ(got, expected) << "e-block " << p;
+    for (int slot = plan.slot_start[i]; slot < plan.slot_start[i + 1]; ++slot) {
+      EXPECT_EQ(plan.slot_e_block[slot], p);
+      EXPECT_EQ(plan.slot_values[slot], values);
+      values += static_cast<long>(s.blocks[plan.slot_block[slot]].tangent_size) * s.blocks[p].tangent_size;
+      rows[plan.slot_block[slot]].push_back(slot);
+    }
+  }
+  EXPECT_EQ(plan.num_values, values);
+  for (int j = 0; j < s.num_f_blocks; ++j) {
+    const std::vector<int> got(plan.row_slots.begin() + plan.row_start[j], plan.row_slots.begin() + plan.row_start[j + 1]);
+    EXPECT_EQ(got, rows[j]) << "f-block " << j;
+  }
+}
+
 // ChunksBySize: every chunk once, in the group of its block's tangent size, in chunk order; and the
 // lower triangle's entries of a block, each (j >= l) once.
 TEST(ColumnChunks, GroupedByTangentSize) {

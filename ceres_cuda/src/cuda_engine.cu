@@ -582,10 +582,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     phase("camera chunks and the rest");
   }
 
-  ~CudaEngine() override {
-    if (solver_) cusolverDnDestroy(solver_);
-  }
-
   bool evaluate_at_x(double* cost) override {
     const auto start = std::chrono::steady_clock::now();
     const bool ok = evaluate(true, cost);
@@ -1131,10 +1127,8 @@ class CudaEngine final : public BaEngine, public EngineInspection {
 
   void dense_schur_solve(StepResult* result, int* counts) {
     const int n = static_cast<int>(camera_values_);
-    if (!solver_) {
-      LINALG_CUDA_CHECK(cusolverDnCreate(&solver_));
-      LINALG_CUDA_CHECK(cusolverDnSetStream(solver_, stream_));
-    }
+    cusolverDnHandle_t solver = linalg_cuda::thread_context().cusolver_dense();
+    LINALG_CUDA_CHECK(cusolverDnSetStream(solver, stream_));
     dense_.resize(static_cast<std::size_t>(n) * n);
     dense_.fill(0.0);
     // S = -sum_chunks G G' (lower triangle), then + the U + D^2 blocks.
@@ -1157,10 +1151,10 @@ class CudaEngine final : public BaEngine, public EngineInspection {
         shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), false, false, nullptr, dense_.data(), n, counts + 1);
     LINALG_CUDA_CHECK_LAUNCH();
     int work_size = 0;
-    LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &work_size));
+    LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &work_size));
     work_.resize(std::max(1, work_size));
     int* info = scalars_.as<int>() + 11;
-    LINALG_CUDA_CHECK(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, work_.data(), work_size, info));
+    LINALG_CUDA_CHECK(cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, work_.data(), work_size, info));
     int host_info = 0;
     LINALG_CUDA_CHECK(cudaMemcpyAsync(&host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream_));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -1171,7 +1165,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
       return;
     }
     LINALG_CUDA_CHECK(cudaMemcpyAsync(y_.data(), rhs_.data(), camera_values_ * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-    LINALG_CUDA_CHECK(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, n, 1, dense_.data(), n, y_.data(), n, info));
+    LINALG_CUDA_CHECK(cusolverDnDpotrs(solver, CUBLAS_FILL_MODE_LOWER, n, 1, dense_.data(), n, y_.data(), n, info));
     result->termination = LinearTermination::Success;
     result->message = "Success.";
     result->linear_iterations = 1;
@@ -1219,7 +1213,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
   std::optional<linalg_cuda::BlockJacobiPreconditioner> preconditioner_;  // the PCG's, refilled each step
-  cusolverDnHandle_t solver_ = nullptr;
   // Generic path (and the host copy of x for write_parameters).
   std::unique_ptr<GenericEvaluator> evaluator_;
   std::vector<double> host_cameras_, host_points_, host_candidate_cameras_, host_candidate_points_;

@@ -31,18 +31,13 @@ ExplicitSchurSolver::ExplicitSchurSolver(const SchurStructure& structure, const 
   info_.reserve(sizeof(int));
 }
 
-ExplicitSchurSolver::~ExplicitSchurSolver() {
-  if (solver_ != nullptr) cusolverDnDestroy(solver_);
-}
-
 StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkView& diagonal_chunks,
                                       const double* diagonal_partials, const double* d2, const double* v_inverse,
                                       const double* rhs, double* y) {
   const long n = n_;
-  if (solver_ == nullptr) {
-    LINALG_CUDA_CHECK(cusolverDnCreate(&solver_));
-    LINALG_CUDA_CHECK(cusolverDnSetStream(solver_, stream_));
-  }
+  // The thread's handle, made once: a handle's creation costs more than a small problem's step.
+  cusolverDnHandle_t solver = linalg_cuda::thread_context().cusolver_dense();
+  LINALG_CUDA_CHECK(cusolverDnSetStream(solver, stream_));
   dense_.resize(static_cast<std::size_t>(n) * n);
   dense_.fill(0.0);
   if (!pairs_made_) make_pairs();
@@ -67,11 +62,11 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
   }
 
   int work_size = 0;
-  LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
+  LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
                                                 static_cast<int>(n), &work_size));
   work_.resize(std::max(1, work_size));
   int* info = info_.as<int>();
-  LINALG_CUDA_CHECK(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
+  LINALG_CUDA_CHECK(cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), dense_.data(),
                                      static_cast<int>(n), work_.data(), work_size, info));
   int host_info = 0;
   LINALG_CUDA_CHECK(cudaMemcpyAsync(&host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream_));
@@ -85,7 +80,7 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
   }
   if (n > 0)
     LINALG_CUDA_CHECK(cudaMemcpyAsync(y, rhs, n * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-  LINALG_CUDA_CHECK(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), 1, dense_.data(),
+  LINALG_CUDA_CHECK(cusolverDnDpotrs(solver, CUBLAS_FILL_MODE_LOWER, static_cast<int>(n), 1, dense_.data(),
                                      static_cast<int>(n), y, static_cast<int>(n), info));
   result.termination = LinearTermination::Success;
   result.message = "Success.";

@@ -27,7 +27,6 @@ class ExplicitSchurSolver {
  public:
   ExplicitSchurSolver(const SchurStructure& structure, const JacobianCells& cells, ExplicitSchurMethod method,
                       cudaStream_t stream);
-  ~ExplicitSchurSolver();
   ExplicitSchurSolver(const ExplicitSchurSolver&) = delete;
   ExplicitSchurSolver& operator=(const ExplicitSchurSolver&) = delete;
 
@@ -50,7 +49,6 @@ class ExplicitSchurSolver {
   ExplicitSchurMethod method_;
   cudaStream_t stream_;
   long n_;
-  cusolverDnHandle_t solver_ = nullptr;
   std::vector<linalg_cuda::DeviceBuffer> pair_storage_, slot_storage_;
   bool pairs_made_ = false, slots_made_ = false;
   int num_pair_chunks_ = 0, num_pairs_ = 0, pair_stride_ = 1;

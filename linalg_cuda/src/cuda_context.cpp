@@ -37,8 +37,22 @@ cusparseHandle_t CudaContext::cusparse() const {
   return cusparse_;
 }
 
+cusolverDnHandle_t CudaContext::cusolver_dense() const {
+  if (!cusolver_dense_) {
+    cusolverDnHandle_t handle = nullptr;
+    LINALG_CUDA_CHECK(cusolverDnCreate(&handle));
+    if (const cusolverStatus_t status = cusolverDnSetStream(handle, stream_); status != CUSOLVER_STATUS_SUCCESS) {
+      cusolverDnDestroy(handle);
+      LINALG_CUDA_CHECK(status);
+    }
+    cusolver_dense_ = handle;
+  }
+  return cusolver_dense_;
+}
+
 CudaContext::~CudaContext() {
   // Destructors must not throw; at process exit the driver may already be gone, so errors are ignored.
+  if (cusolver_dense_) cusolverDnDestroy(cusolver_dense_);
   if (cusparse_) cusparseDestroy(cusparse_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);

@@ -25,12 +25,13 @@
 namespace ceres_cuda::detail {
 namespace {
 
-// The BAL-shaped engines solve ITERATIVE_SCHUR and DENSE_SCHUR; SPARSE_SCHUR goes to the general ones.
+// The BAL-shaped engines solve ITERATIVE_SCHUR; DENSE_SCHUR and SPARSE_SCHUR go to the general ones,
+// whose explicit Schur solver serves every shape.
 std::string options_reason(const ceres::Solver::Options& o) {
   if (std::string reason = unsupported_options(o); !reason.empty()) return reason;
-  if (o.linear_solver_type != ceres::ITERATIVE_SCHUR && o.linear_solver_type != ceres::DENSE_SCHUR)
+  if (o.linear_solver_type != ceres::ITERATIVE_SCHUR)
     return std::string("linear_solver_type ") + ceres::LinearSolverTypeToString(o.linear_solver_type) +
-           " (the BAL-shaped engines run ITERATIVE_SCHUR and DENSE_SCHUR)";
+           " (the BAL-shaped engines run ITERATIVE_SCHUR)";
   return "";
 }
 

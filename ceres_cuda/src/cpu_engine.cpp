@@ -1,9 +1,8 @@
 // The CPU reference engine: blocks in their natural layout (one residual's Jacobian after another),
 // cost functions evaluated on OpenMP threads, the Schur complement applied implicitly (as Ceres'
-// ImplicitSchurComplement) or formed densely (DENSE_SCHUR, Eigen's LLT). Every parallel loop writes
-// per-camera, per-point or per-residual results only, and sums run in a fixed order, so the result
-// does not depend on the number of threads.
-#include <Eigen/Cholesky>
+// ImplicitSchurComplement; DENSE_SCHUR and SPARSE_SCHUR go to the general engines). Every parallel
+// loop writes per-camera, per-point or per-residual results only, and sums run in a fixed order, so
+// the result does not depend on the number of threads.
 #include <Eigen/Core>
 #include <chrono>
 #include <cmath>
@@ -123,11 +122,7 @@ class CpuEngine final : public BaEngine, public EngineInspection {
 
     StepResult result;
     Eigen::VectorXd y = Eigen::VectorXd::Zero(camera_values);
-    if (options_.linear_solver == ceres::DENSE_SCHUR) {
-      dense_schur_solve(d2.data(), rhs, y, &result);
-    } else {
-      iterative_schur_solve(d2.data(), rhs, y, &result);
-    }
+    iterative_schur_solve(d2.data(), rhs, y, &result);
     if (result.termination == LinearTermination::Failure || result.termination == LinearTermination::FatalError) {
       counters_.linear_seconds += seconds_since(start);
       return result;
@@ -358,67 +353,6 @@ class CpuEngine final : public BaEngine, public EngineInspection {
     point_solve_all([&](int i, int a) { return camera_term(i, a, x); }, w.data());
     camera_gather_all([&](int i, int a) { return camera_term(i, a, x) - point_term(i, a, w.data()); }, out);
     for (std::size_t k = 0; k < static_cast<std::size_t>(index_.cameras) * c_; ++k) out[k] += d2_[k] * x[k];
-  }
-
-  void dense_schur_solve(const double* d2, const Eigen::VectorXd& rhs, Eigen::VectorXd& y, StepResult* result) {
-    const int n = index_.cameras * c_;
-    Eigen::MatrixXd S = Eigen::MatrixXd::Zero(n, n);
-    // Diagonal blocks U_c + D_c^2.
-    for (int c = 0; c < index_.cameras; ++c) {
-      double U[kMaxCameraSize * kMaxCameraSize];
-      const ConstBlocks vinv(Vinv_.data(), 1, 9);
-      for (int k = 0; k < c_ * c_; ++k) U[k] = 0.0;
-      camera_block_accumulate(Fb(), Eb(), vinv, index_.point_of.data(), m_, c_, camera_range(c), false, {}, U);
-      camera_block_finish(c_, d2 + static_cast<std::size_t>(c) * c_, U);
-      for (int j = 0; j < c_; ++j)
-        for (int k = 0; k < c_; ++k) S(c * c_ + j, c * c_ + k) = U[j * c_ + k];
-    }
-    // - sum over points of W_i V_p^-1 W_j' for every pair of its residuals.
-    std::vector<double> W;
-    for (int p = 0; p < index_.points; ++p) {
-      const ResidualRange r = point_range(p);
-      const int count = r.end - r.begin;
-      W.assign(static_cast<std::size_t>(count) * c_ * 3, 0.0);
-      for (int t = 0; t < count; ++t) {
-        const int i = r.ids[r.begin + t];
-        if (index_.camera_of[i] < 0) continue;
-        for (int j = 0; j < c_; ++j)
-          for (int q = 0; q < 3; ++q) {
-            double s = 0.0;
-            for (int a = 0; a < m_; ++a) s += F(i, a * c_ + j) * E(i, 3 * a + q);
-            W[(static_cast<std::size_t>(t) * c_ + j) * 3 + q] = s;
-          }
-      }
-      const double* V = Vinv_.data() + 9 * static_cast<std::size_t>(p);
-      for (int t = 0; t < count; ++t) {
-        const int ct = index_.camera_of[r.ids[r.begin + t]];
-        if (ct < 0) continue;
-        for (int u = 0; u < count; ++u) {
-          const int cu = index_.camera_of[r.ids[r.begin + u]];
-          if (cu < 0) continue;
-          for (int j = 0; j < c_; ++j) {
-            const double* wt = W.data() + (static_cast<std::size_t>(t) * c_ + j) * 3;
-            const double wv[3] = {wt[0] * V[0] + wt[1] * V[3] + wt[2] * V[6], wt[0] * V[1] + wt[1] * V[4] + wt[2] * V[7],
-                                  wt[0] * V[2] + wt[1] * V[5] + wt[2] * V[8]};
-            for (int k = 0; k < c_; ++k) {
-              const double* wu = W.data() + (static_cast<std::size_t>(u) * c_ + k) * 3;
-              S(ct * c_ + j, cu * c_ + k) -= wv[0] * wu[0] + wv[1] * wu[1] + wv[2] * wu[2];
-            }
-          }
-        }
-      }
-    }
-    const Eigen::LLT<Eigen::MatrixXd> llt(S);
-    if (llt.info() != Eigen::Success) {
-      result->termination = LinearTermination::Failure;
-      result->message = "Cholesky factorization of the reduced camera matrix failed (not positive definite)";
-      return;
-    }
-    y = llt.solve(rhs);
-    result->termination = LinearTermination::Success;
-    result->message = "Success.";
-    result->linear_iterations = 1;
-    ++counters_.linear_iterations;
   }
 
   const BaLayout& layout_;

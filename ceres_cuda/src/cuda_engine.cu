@@ -13,8 +13,6 @@
 // Jacobians, the loss and the whole step stay on the device; only scalars come back. Generic path:
 // cost functions run on CPU threads (GenericEvaluator), their Jacobians are uploaded, and the step
 // delta comes back for the next evaluation.
-#include <cusolverDn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -280,15 +278,14 @@ __global__ void __launch_bounds__(kThreads) point_blocks_kernel(Shape s, const d
   }
 }
 
-// Camera blocks of S (schur) or U + D^2: one warp per camera accumulates, lane 0 finishes. Inverted
-// (regularised if need be) when invert; written in the continuous-element layout to out (c*c per
-// camera), or added into the dense matrix (column-major, leading dimension ld) when dense != null.
+// The preconditioner's camera blocks, of S (schur) or U + D^2: one warp per camera accumulates, lane 0
+// finishes and inverts (regularised if need be); written in the continuous-element layout to out (c*c
+// per camera).
 __global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const double* __restrict__ F,
                                                                  const double* __restrict__ E,
                                                                  const double* __restrict__ Vinv,
-                                                                 const double* __restrict__ d2, bool schur, bool invert,
-                                                                 double* __restrict__ out, double* __restrict__ dense,
-                                                                 int ld, int* singular) {
+                                                                 const double* __restrict__ d2, bool schur,
+                                                                 double* __restrict__ out, int* singular) {
   const int lane = threadIdx.x & 31;
   for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
     double S[kMaxCameraSize * kMaxCameraSize];
@@ -302,17 +299,9 @@ __global__ void __launch_bounds__(kThreads) camera_blocks_kernel(Shape s, const 
     double d2c[kMaxCameraSize];
     for (int k = 0; k < s.c; ++k) d2c[k] = d2[cam_at(s, cam, k)];
     camera_block_finish(s.c, d2c, S);
-    if (invert) {
-      double work[kMaxCameraSize * kMaxCameraSize];
-      if (invert_spd_regularised(S, s.c, work) > 0) atomicAdd(singular, 1);
-    }
-    if (dense) {
-      for (int j = 0; j < s.c; ++j)
-        for (int k = 0; k < s.c; ++k)
-          dense[cam_at(s, cam, k) * ld + cam_at(s, cam, j)] += S[j * s.c + k];
-    } else {
-      for (int k = 0; k < cc; ++k) out[static_cast<std::size_t>(k) * s.C + cam] = S[k];
-    }
+    double work[kMaxCameraSize * kMaxCameraSize];
+    if (invert_spd_regularised(S, s.c, work) > 0) atomicAdd(singular, 1);  // an integer count: exact
+    for (int k = 0; k < cc; ++k) out[static_cast<std::size_t>(k) * s.C + cam] = S[k];
   }
 }
 
@@ -365,42 +354,6 @@ __global__ void finish_step_kernel(std::size_t camera_values, std::size_t n, con
   }
 }
 
-
-// Dense Schur: G rows of one chunk of points: G(c_i * c + j, 3 (p - first) + q) = (W_i K_p)(j, q),
-// W_i = F_i'E_i, K_p the Cholesky factor of V_p^-1 (so that W V^-1 W' = (W K)(W K)'); column-major,
-// leading dimension ld (the camera rows).
-__global__ void __launch_bounds__(kThreads) dense_g_kernel(Shape s, const double* __restrict__ F,
-                                                           const double* __restrict__ E, const double* __restrict__ Vinv,
-                                                           int first, int count, double* __restrict__ G, int ld) {
-  for (int t = blockIdx.x * kThreads + threadIdx.x; t < count; t += gridDim.x * kThreads) {
-    const int p = first + t;
-    double V[9];
-    for (int k = 0; k < 9; ++k) V[k] = Vinv[static_cast<std::size_t>(k) * s.P + p];
-    // K lower with K K' = V (V is SPD: the inverse of an SPD block).
-    const double k00 = sqrt(V[0]);
-    const double k10 = V[3] / k00, k20 = V[6] / k00;
-    const double k11 = sqrt(fmax(V[4] - k10 * k10, 0.0));
-    const double k21 = k11 > 0.0 ? (V[7] - k20 * k10) / k11 : 0.0;
-    const double k22 = sqrt(fmax(V[8] - k20 * k20 - k21 * k21, 0.0));
-    const double K[9] = {k00, 0, 0, k10, k11, 0, k20, k21, k22};
-    for (int u = s.point_start[p]; u < s.point_start[p + 1]; ++u) {
-      const int i = s.point_residuals[u];
-      const int cam = s.camera_of[i];
-      if (cam < 0) continue;
-      for (int j = 0; j < s.c; ++j) {
-        double W[3] = {0, 0, 0};
-        for (int a = 0; a < s.m; ++a) {
-          const double fj = F[static_cast<std::size_t>(a * s.c + j) * s.R + i];
-          for (int q = 0; q < 3; ++q) W[q] += fj * E[static_cast<std::size_t>(3 * a + q) * s.R + i];
-        }
-        for (int q = 0; q < 3; ++q) {
-          const double g = W[0] * K[q] + W[1] * K[3 + q] + W[2] * K[6 + q];
-          G[static_cast<std::size_t>(3 * t + q) * ld + cam_at(s, cam, j)] += g;
-        }
-      }
-    }
-  }
-}
 
 class CudaEngine;
 
@@ -678,8 +631,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
 
     StepResult result;
     y_.fill(0.0);
-    if (options_.linear_solver == ceres::DENSE_SCHUR) dense_schur_solve(&result, counts);
-    else iterative_schur_solve(&result, counts);
+    iterative_schur_solve(&result, counts);
 
     const bool usable = result.termination != LinearTermination::Failure &&
                         result.termination != LinearTermination::FatalError;
@@ -1089,7 +1041,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
           shape_, camera_chunk_start_.data(), block_partial_.data(), d2_.data(), blocks_.data(), counts + 1);
     } else {
       camera_blocks_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
-          shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), schur, true, blocks_.data(), nullptr, 0, counts + 1);
+          shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), schur, blocks_.data(), counts + 1);
     }
     LINALG_CUDA_CHECK_LAUNCH();
     linalg_cuda::CgOptions cg = step_cg_options(options_);
@@ -1123,53 +1075,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     counters_.linear_iterations += s.iterations;
     result->message = s.message;
     result->termination = to_linear_termination(s.termination);
-  }
-
-  void dense_schur_solve(StepResult* result, int* counts) {
-    const int n = static_cast<int>(camera_values_);
-    cusolverDnHandle_t solver = linalg_cuda::thread_context().cusolver_dense();
-    LINALG_CUDA_CHECK(cusolverDnSetStream(solver, stream_));
-    dense_.resize(static_cast<std::size_t>(n) * n);
-    dense_.fill(0.0);
-    // S = -sum_chunks G G' (lower triangle), then + the U + D^2 blocks.
-    const std::size_t max_g = std::max<std::size_t>(3, (std::size_t(256) << 20) / sizeof(double) / std::max(1, n));
-    const int chunk = static_cast<int>(std::min<std::size_t>(max_g / 3, std::max(1, shape_.P)));
-    g_.resize(static_cast<std::size_t>(n) * 3 * chunk);
-    cublasHandle_t blas = linalg_cuda::thread_context().cublas();
-    LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
-    for (int first = 0; first < shape_.P; first += chunk) {
-      const int count = std::min(chunk, shape_.P - first);
-      LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * 3 * count * sizeof(double), stream_));
-      dense_g_kernel<<<blocks_for(count), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(), Vinv_.data(), first, count,
-                                                                  g_.data(), n);
-      LINALG_CUDA_CHECK_LAUNCH();
-      const double alpha = -1.0, beta = 1.0;
-      LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, 3 * count, &alpha, g_.data(), n, &beta,
-                                    dense_.data(), n));
-    }
-    camera_blocks_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(
-        shape_, F_.data(), E_.data(), Vinv_.data(), d2_.data(), false, false, nullptr, dense_.data(), n, counts + 1);
-    LINALG_CUDA_CHECK_LAUNCH();
-    int work_size = 0;
-    LINALG_CUDA_CHECK(cusolverDnDpotrf_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &work_size));
-    work_.resize(std::max(1, work_size));
-    int* info = scalars_.as<int>() + 11;
-    LINALG_CUDA_CHECK(cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, work_.data(), work_size, info));
-    int host_info = 0;
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(&host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream_));
-    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (host_info != 0) {
-      result->termination = LinearTermination::Failure;
-      result->message = "cuSOLVER failure. Unable to perform dense Cholesky factorization (minor " +
-                        std::to_string(host_info) + " not positive definite).";
-      return;
-    }
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(y_.data(), rhs_.data(), camera_values_ * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-    LINALG_CUDA_CHECK(cusolverDnDpotrs(solver, CUBLAS_FILL_MODE_LOWER, n, 1, dense_.data(), n, y_.data(), n, info));
-    result->termination = LinearTermination::Success;
-    result->message = "Success.";
-    result->linear_iterations = 1;
-    ++counters_.linear_iterations;
   }
 
   const BaLayout& layout_;
@@ -1209,7 +1114,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
       corrections_by_residual_;
   DeviceVector<double> scaled_Vinv_;  // per point, scaled_point_inverse_blocks_kernel's
   DeviceVector<double> Vinv_, point_tmp_, point_w_, w_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
-  DeviceVector<double> dense_, g_, work_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
   std::optional<linalg_cuda::BlockJacobiPreconditioner> preconditioner_;  // the PCG's, refilled each step

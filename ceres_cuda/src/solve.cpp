@@ -270,11 +270,6 @@ EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem
   details->analysis_seconds = seconds_since(start);
   const auto setup_start = std::chrono::steady_clock::now();
   if (bal_reason.empty()) {
-    if (options.linear_solver_type != ceres::ITERATIVE_SCHUR) {
-      choice.reason =
-          exact_solver_reason(options, static_cast<long>(layout->variable_cameras) * layout->camera_size, resolved);
-      if (!choice.reason.empty()) return choice;
-    }
     choice.engine = start_engine(
         resolved, layout->snavely ? SolveDetails::Path::FastGpu : SolveDetails::Path::GenericGpu,
         [&] { return detail::make_cuda_engine(*layout, engine_options); },

@@ -166,31 +166,19 @@ int main(int argc, char** argv) {
     if (!std::filesystem::exists(path)) { std::cerr << "skipping " << path << " (not found)\n"; continue; }
     problems.push_back({file, ceres_cuda::BALProblem::read(path)});
   }
-  // The size up to which COLMAP solves with SPARSE_SCHUR (the target for the exact solvers).
-  if (!skip_large && std::string("synthetic 1000 images").find(only) != std::string::npos) {
+  auto add_synthetic = [&](const std::string& name, int cameras, int points, long observations) {
+    if (name.find(only) == std::string::npos) return;
     ceres_cuda::SyntheticBalOptions o;
-    o.num_cameras = 1000;
-    o.num_points = 300000;
-    o.num_observations = 1500000;
+    o.num_cameras = cameras;
+    o.num_points = points;
+    o.num_observations = observations;
     o.outlier_fraction = 0.0;
-    problems.push_back({"synthetic 1000 images", ceres_cuda::make_synthetic_bal(o)});
-  }
-  if (!skip_large && std::string("synthetic Venice scale").find(only) != std::string::npos) {
-    ceres_cuda::SyntheticBalOptions o;
-    o.num_cameras = 1778;
-    o.num_points = 1000000;
-    o.num_observations = 5000000;
-    o.outlier_fraction = 0.0;
-    problems.push_back({"synthetic Venice scale", ceres_cuda::make_synthetic_bal(o)});
-  }
-  if (final_scale && std::string("synthetic Final scale").find(only) != std::string::npos) {
-    ceres_cuda::SyntheticBalOptions o;
-    o.num_cameras = 13682;
-    o.num_points = 4456117;
-    o.num_observations = 28987644;
-    o.outlier_fraction = 0.0;
-    problems.push_back({"synthetic Final scale", ceres_cuda::make_synthetic_bal(o)});
-  }
+    problems.push_back({name, ceres_cuda::make_synthetic_bal(o)});
+  };
+  // 1000 images: the size up to which COLMAP solves with SPARSE_SCHUR.
+  if (!skip_large) add_synthetic("synthetic 1000 images", 1000, 300000, 1500000);
+  if (!skip_large) add_synthetic("synthetic Venice scale", 1778, 1000000, 5000000);
+  if (final_scale) add_synthetic("synthetic Final scale", 13682, 4456117, 28987644);
 
   // Rewritten after every row, so that a run cut short still leaves its rows.
   auto write_json = [&](const std::vector<Row>& rows) {

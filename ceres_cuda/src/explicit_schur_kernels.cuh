@@ -53,18 +53,27 @@ struct FtfPairsView {
   const int* entry_k;
 };
 
+// Chunk q of pairs p: the sum over its entries e of term(e, t, tk, product), each a t x tk block (t, tk
+// the pair's blocks' tangent sizes), at partials + q * stride.
+template <class Term>
+__device__ void pair_chunk_sum(const BlockSparseView& v, const PairBlocks& p, int q, double* partials, Term&& term) {
+  const int i = p.chunks.block[q];
+  const int t = v.tangent_size[p.pair_j[i]], tk = v.tangent_size[p.pair_k[i]];
+  double* out = partials + static_cast<long>(q) * p.chunks.stride;
+  for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
+  double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+  for (int e = p.chunks.position[q]; e < p.chunks.position[q + 1]; ++e) {
+    term(e, t, tk, product);
+    for (int a = 0; a < t * tk; ++a) out[a] += product[a];
+  }
+}
+
 __global__ void ftf_pair_chunk_kernel(BlockSparseView v, FtfPairsView p, double* partials) {
   CERES_CUDA_FOR_EACH(q, 0, p.pairs.num_chunks) {
-    const int i = p.pairs.chunks.block[q];
-    const int t = v.tangent_size[p.pairs.pair_j[i]], tk = v.tangent_size[p.pairs.pair_k[i]];
-    double* out = partials + static_cast<long>(q) * p.pairs.chunks.stride;
-    for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
-    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    for (int e = p.pairs.chunks.position[q]; e < p.pairs.chunks.position[q + 1]; ++e) {
+    pair_chunk_sum(v, p.pairs, q, partials, [&](int e, int t, int tk, double* product) {
       const int c = p.entry_j[e], d = p.entry_k[e];
       cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(v.cells[c].residual), product);
-      for (int a = 0; a < t * tk; ++a) out[a] += product[a];
-    }
+    });
   }
 }
 
@@ -74,18 +83,12 @@ __global__ void ftf_pair_chunk_kernel(BlockSparseView v, FtfPairsView p, double*
 __global__ void w_pair_chunk_kernel(BlockSparseView v, SlotsView s, WPairsView p, const double* W,
                                     const double* v_inverse, double* partials) {
   CERES_CUDA_FOR_EACH(q, 0, p.pairs.num_chunks) {
-    const int i = p.pairs.chunks.block[q];
-    const int t = v.tangent_size[p.pairs.pair_j[i]], tk = v.tangent_size[p.pairs.pair_k[i]];
-    double* out = partials + static_cast<long>(q) * p.pairs.chunks.stride;
-    for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
-    double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
-    for (int e = p.pairs.chunks.position[q]; e < p.pairs.chunks.position[q + 1]; ++e) {
+    pair_chunk_sum(v, p.pairs, q, partials, [&](int e, int t, int tk, double* product) {
       const int a = static_cast<int>(p.slots[e] >> 32), b = static_cast<int>(p.slots[e] & 0xffffffffu);
       const int pe = s.slot_e_block[a];
       const double* Vi = v_inverse + static_cast<long>(pe - v.first_e_block) * kEBlockValues;
       sandwich(W + s.slot_values[a], t, Vi, v.tangent_size[pe], W + s.slot_values[b], tk, product);
-      for (int c = 0; c < t * tk; ++c) out[c] += product[c];
-    }
+    });
   }
 }
 

@@ -23,6 +23,13 @@ int index_of(const SchurStructure& s, const double* user) {
   return -1;
 }
 
+// The structure of g with its points as the e-blocks (group 0 of the ordering), as the engines take it.
+void analyze_with_points_as_e_blocks(general_test::GeneralProblem& g, SchurStructure* s) {
+  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
+                                    g.problem.get(), s),
+            "");
+}
+
 TEST(SchurStructure, IndependentSetEliminatesThePointsOfSplitPoses) {
   const ceres_cuda::BALProblem scene = general_test::random_scene(6, 80, 3);
   Shape shape;
@@ -129,9 +136,7 @@ TEST(ReducedMatrixPlan, SlotsPerEBlockAndRowsPerFBlock) {
   shape.prior = general_test::Prior::Pose;
   general_test::GeneralProblem g = general_test::build(scene, shape);
   SchurStructure s;
-  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
-                                    g.problem.get(), &s),
-            "");
+  ASSERT_NO_FATAL_FAILURE(analyze_with_points_as_e_blocks(g, &s));
   const JacobianCells cells(s);
   const ReducedMatrixPlan plan(s, cells);
   ASSERT_EQ(plan.slot_start.size(), static_cast<std::size_t>(s.num_e_blocks + 1));
@@ -172,9 +177,7 @@ TEST(ColumnChunks, GroupedByTangentSize) {
   shape.prior = general_test::Prior::Translation;  // residuals without an e-block
   general_test::GeneralProblem g = general_test::build(scene, shape);
   SchurStructure s;
-  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
-                                    g.problem.get(), &s),
-            "");
+  ASSERT_NO_FATAL_FAILURE(analyze_with_points_as_e_blocks(g, &s));
   const JacobianCells cells(s);
   const ColumnChunks chunks(cells, 0, s.num_f_blocks, 32, true);
   EXPECT_EQ(chunks.max_tangent, 3);
@@ -214,9 +217,7 @@ TEST(FtfPairs, EveryPairOfFCellsOnceInResidualOrder) {
   shape.prior = general_test::Prior::Pose;
   general_test::GeneralProblem g = general_test::build(scene, shape);
   SchurStructure s;
-  ASSERT_EQ(analyze_schur_structure(general_test::options_for(g, ceres::ITERATIVE_SCHUR, ceres::JACOBI, 5, true),
-                                    g.problem.get(), &s),
-            "");
+  ASSERT_NO_FATAL_FAILURE(analyze_with_points_as_e_blocks(g, &s));
   const JacobianCells cells(s);
   const FtfPairs pairs(s, cells);
   std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> expected;  // (j, k) -> (c, d) in residual order

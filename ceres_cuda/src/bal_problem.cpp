@@ -76,12 +76,15 @@ std::string read_file_contents(const std::string& path) {
   return text;
 }
 
-// Whitespace-separated numbers with line tracking.
+// Whitespace-separated numbers with line tracking. A NUL byte is not text: the input ends at its
+// size, not at the first NUL.
 class Tokenizer {
  public:
-  Tokenizer(const std::string& path, const std::string& text) : path_(path), p_(text.c_str()) {}
+  Tokenizer(const std::string& path, const std::string& text)
+      : path_(path), p_(text.c_str()), end_(text.c_str() + text.size()) {}
 
   long line() const { return line_; }
+  std::size_t bytes_left() const { return static_cast<std::size_t>(end_ - p_); }
 
   double number(const char* what) {
     skip_blanks(what);
@@ -105,8 +108,8 @@ class Tokenizer {
   }
 
   void expect_end() {
-    while (*p_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
-    if (*p_) fail("unexpected text after the last point");
+    while (p_ < end_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
+    if (p_ < end_) fail(*p_ ? "unexpected text after the last point" : "a NUL byte after the last point");
   }
 
   [[noreturn]] void fail(const std::string& message) const { throw ParseError(path_, line_, message); }
@@ -118,12 +121,14 @@ class Tokenizer {
     ++p_;
   }
   void skip_blanks(const char* what) {
-    while (*p_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
-    if (!*p_) fail(std::string("file ends before ") + what + " (truncated?)");
+    while (p_ < end_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
+    if (p_ == end_) fail(std::string("file ends before ") + what + " (truncated?)");
+    if (!*p_) fail(std::string("a NUL byte where ") + what + " was expected");
   }
 
   std::string path_;
   const char* p_;
+  const char* end_;
   long line_ = 1;
 };
 
@@ -233,6 +238,14 @@ BALProblem BALProblem::read(const std::string& path) {
       observations > (1L << 31) - 1)
     in.fail("header counts out of range: " + std::to_string(cameras) + " " + std::to_string(points) + " " +
             std::to_string(observations));
+  // Before any memory is reserved: every value the header promises takes at least two bytes (a digit
+  // and a separator), so a header that promises more than the rest of the file holds is an error now,
+  // not gigabytes later.
+  const long long least = 8LL * observations + 2LL * kCameraSize * cameras + 2LL * kPointSize * points;
+  if (static_cast<unsigned long long>(least) > in.bytes_left() + 1)
+    in.fail("the header declares " + std::to_string(cameras) + " cameras, " + std::to_string(points) + " points and " +
+            std::to_string(observations) + " observations, at least " + std::to_string(least) +
+            " bytes of values, but the file has " + std::to_string(in.bytes_left()) + " bytes after it (truncated?)");
   p.num_cameras_ = static_cast<int>(cameras);
   p.num_points_ = static_cast<int>(points);
   p.camera_index_.resize(observations);

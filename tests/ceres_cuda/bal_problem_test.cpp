@@ -79,16 +79,29 @@ void expect_parse_error(const std::string& contents, long line, const std::strin
 }
 
 TEST(BALProblem, BadFilesSayWhereAndWhat) {
-  const std::string cams = "0 0 0 0 0 0 500 0 0\n";
+  const std::string cams = "0 0 0 0 0 0 500 0 0\n", rest = cams + "1 2 3\n";
+  // Long numbers, so that the header's promise fits the file's size and the reading finds the end.
+  const std::string long_observation = "0 0 1.000000000000000 2.000000000000000\n";
   expect_parse_error("", 1, "ends before the number of cameras");
-  expect_parse_error("1 1 1\n0 0 1.0 2.0\n" + cams, 4, "ends before a point coordinate");  // truncated
-  expect_parse_error("1 1 1\n0 0 1.0 2.0\n0 0 0\n", 4, "ends before a camera parameter");
-  expect_parse_error("1 1 1\n0 3 1.0 2.0\n", 2, "point index 3 out of range");
-  expect_parse_error("1 1 1\n-1 0 1.0 2.0\n", 2, "camera index -1 out of range");
-  expect_parse_error("1 1 1\n0 0 nan 2.0\n", 2, "not finite");
-  expect_parse_error("1 1 1\n0 0 1.0 abc\n", 2, "expected a number");
+  expect_parse_error("1 1 1\n" + long_observation + cams, 4, "ends before a point coordinate");  // truncated
+  expect_parse_error("1 1 1\n" + long_observation + "0 0 0\n", 4, "ends before a camera parameter");
+  expect_parse_error("1 1 1\n0 0 1.0 2.0\n0 0 0\n", 1, "at least 32 bytes of values, but the file has 19");
+  expect_parse_error("1 1 1\n0 3 1.0 2.0\n" + rest, 2, "point index 3 out of range");
+  expect_parse_error("1 1 1\n-1 0 1.0 2.0\n" + rest, 2, "camera index -1 out of range");
+  expect_parse_error("1 1 1\n0 0 nan 2.0\n" + rest, 2, "not finite");
+  expect_parse_error("1 1 1\n0 0 1.0 abc\n" + rest, 2, "expected a number");
   expect_parse_error("1 1 1\n0 0 1.0 2.0\n" + cams + "1 2 3\n4\n", 5, "unexpected text");
   expect_parse_error("-1 1 1\n", 1, "header counts out of range");
+  // Headers that promise more than the file holds fail before any memory is reserved (each of these
+  // once took gigabytes or aborted with std::bad_alloc).
+  expect_parse_error("1 1 2000000000\n0 0 1 2\n", 1, "2000000000 observations, at least");
+  expect_parse_error("268435456 1 1\n", 1, "268435456 cameras");
+  expect_parse_error("1 1073741824 1\n", 1, "1073741824 points");
+  // The text ends at the file's size, not at a NUL byte.
+  expect_parse_error(std::string("1 1 1\n0 0 1.0 2.0\n") + cams + "1 2 3\n" + std::string(1, '\0') + "junk", 5,
+                     "a NUL byte after the last point");
+  expect_parse_error(std::string("1 1 1\n0 0 1.0") + std::string(1, '\0') + " 2.0\n" + cams + "1 2 3\n", 2,
+                     "a NUL byte where an observation's y was expected");
   EXPECT_THROW(BALProblem::read("/nonexistent/file.txt"), linalg_cuda::Error);
   // A bzip2 file cut short.
   const std::string compressed = ba_test::bal_path("problem-16-22106-pre.txt.bz2");

@@ -314,6 +314,27 @@ TEST(MatrixMarketMalformed, BadSizeLine) {
   EXPECT_PARSE_ERROR(kGeneral + "% only comments\n\n", 3, "file ended before the size line");
 }
 
+// Dimensions that the entries cannot back fail at the size line, before any memory is reserved: a
+// 60-byte file declaring 2e9 rows once took 21 GB in the assembly.
+TEST(MatrixMarketMalformed, DimensionsFarBeyondTheEntries) {
+  EXPECT_PARSE_ERROR(kGeneral + "2000000000 2000000000 1\n1 1 1\n", 2, "is mostly empty");
+  EXPECT_PARSE_ERROR(kGeneral + "2147483647 1 1\n1 1 1\n", 2, "at most 1048640 rows and columns");
+  EXPECT_PARSE_ERROR(kGeneral + "3 3 2000000000\n1 1 1\n", 3, "file ended after 1 of 2000000000 entries");
+  TempFile tall(kGeneral + "1048576 1 1\n1 1 1\n");  // 2^20 rows with one entry: allowed
+  EXPECT_EQ(read_matrix_market(tall.path()).rows(), 1048576);
+}
+
+TEST(MatrixMarketMalformed, DirectoryIsNotAFile) {
+  const std::string path = fs::temp_directory_path().string();
+  try {
+    read_matrix_market(path);
+    FAIL() << "expected ParseError";
+  } catch (const ParseError& error) {
+    EXPECT_EQ(error.file(), path);
+    EXPECT_NE(std::string(error.what()).find("is a directory"), std::string::npos) << error.what();
+  }
+}
+
 TEST(MatrixMarketMalformed, NonSquareSymmetric) {
   EXPECT_PARSE_ERROR(kSymmetric + "3 4 0\n", 2, "must be square");
 }

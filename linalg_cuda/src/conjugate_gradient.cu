@@ -147,6 +147,7 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   if (const auto* m = dynamic_cast<const DeviceCsrMatrix*>(&a); m && m->nonzeros() > static_cast<std::size_t>(INT32_MAX - 1024))
     throw InvalidArgument("cg: " + std::to_string(m->nonzeros()) + " nonzeros exceed the 32-bit index range");
   if (options_.execution.check_every < 1) throw InvalidArgument("cg: check_every must be >= 1");
+  validate(options_.stop);
 
   SolverSummary summary;
   summary.backend = Backend::Cuda;

@@ -99,6 +99,7 @@ SolverSummary cg(const Apply& apply_a, const Apply& apply_m, const Eigen::Vector
   const Eigen::Index n = b.size();
   if (x.size() != n)
     throw DimensionMismatch("cpu::cg: x has " + std::to_string(x.size()) + " entries, b " + std::to_string(n));
+  validate(options.stop);
   SolverSummary summary;
   summary.backend = Backend::Cpu;
   detail::CgState s = detail::make_cg_state(options.stop);

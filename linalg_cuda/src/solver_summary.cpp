@@ -42,6 +42,21 @@ const char* to_string(PreconditionerType type) {
   return "?";
 }
 
+void validate(const CgStoppingCriteria& stop) {
+  const auto tolerance = [](const char* name, double value) {
+    if (!std::isfinite(value) || value < 0)
+      throw InvalidArgument(format("cg: %s is %g; it must be a finite number >= 0", name, value));
+  };
+  tolerance("relative_tolerance", stop.relative_tolerance);
+  tolerance("absolute_tolerance", stop.absolute_tolerance);
+  tolerance("quadratic_tolerance", stop.quadratic_tolerance);
+  if (stop.max_iterations < 1)
+    throw InvalidArgument(format("cg: max_iterations is %d; it must be at least 1", stop.max_iterations));
+  if (stop.min_iterations < 0 || stop.min_iterations > stop.max_iterations)
+    throw InvalidArgument(format("cg: min_iterations is %d; it must be in [0, max_iterations = %d]",
+                                 stop.min_iterations, stop.max_iterations));
+}
+
 PreconditionerType parse_preconditioner(const std::string& text) {
   std::string t = text;
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -12,6 +12,7 @@
 namespace {
 
 using linalg_cuda::CgOptions;
+using linalg_cuda::CgStoppingCriteria;
 using linalg_cuda::CgTermination;
 using linalg_cuda::PreconditionerType;
 
@@ -165,6 +166,30 @@ TEST(CpuCg, IterationLimitIsReported) {
   EXPECT_EQ(summary.termination, CgTermination::MaxIterations);
   EXPECT_EQ(summary.iterations, 5);
   EXPECT_LT(summary.final_residual_norm, summary.initial_residual_norm);
+}
+
+// Options no solve can honour are errors, not silent successes: relative_tolerance = -1 once returned
+// "converged" after 0 iterations with x = 0.
+TEST(CpuCg, InvalidStoppingOptionsThrow) {
+  const auto a = linalg_cuda::poisson2d(8);
+  const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 3);
+  const auto expect_invalid = [&](auto&& change, const char* words) {
+    CgOptions options;
+    change(options.stop);
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(a.rows());
+    try {
+      linalg_cuda::cpu::cg(a, b, x, options);
+      ADD_FAILURE() << "no error for " << words;
+    } catch (const linalg_cuda::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid([](CgStoppingCriteria& s) { s.relative_tolerance = -1; }, "relative_tolerance is -1");
+  expect_invalid([](CgStoppingCriteria& s) { s.absolute_tolerance = std::nan(""); }, "absolute_tolerance is nan");
+  expect_invalid([](CgStoppingCriteria& s) { s.quadratic_tolerance = INFINITY; }, "quadratic_tolerance is inf");
+  expect_invalid([](CgStoppingCriteria& s) { s.max_iterations = 0; }, "max_iterations is 0");
+  expect_invalid([](CgStoppingCriteria& s) { s.min_iterations = -1; }, "min_iterations is -1");
+  expect_invalid([](CgStoppingCriteria& s) { s.min_iterations = 20000; }, "min_iterations is 20000");
 }
 
 TEST(CpuCg, NonSpdDiagonalRejectedByPreconditioners) {

@@ -367,6 +367,18 @@ TEST(GpuCg, ShapeMismatchThrowsBeforeLaunching) {
   EXPECT_THROW(linalg_cuda::cg(rectangular, b4, x5), linalg_cuda::DimensionMismatch);
 }
 
+TEST(GpuCg, InvalidStoppingOptionsThrowBeforeLaunching) {
+  REQUIRE_CUDA_DEVICE();
+  const linalg_cuda::DeviceCsrMatrix a(linalg_cuda::poisson2d(4));
+  DeviceVector<double> b(16, 1.0), x(16, 0.0);
+  linalg_cuda::CgOptions options;
+  options.stop.relative_tolerance = -1;
+  EXPECT_THROW(linalg_cuda::cg(a, b, x, options), linalg_cuda::InvalidArgument);
+  options.stop.relative_tolerance = 1e-10;
+  options.stop.max_iterations = 0;
+  EXPECT_THROW(linalg_cuda::cg(a, b, x, options), linalg_cuda::InvalidArgument);
+}
+
 TEST(GpuCg, NonSpdMatrixFileIsReported) {
   REQUIRE_CUDA_DEVICE();
   // A symmetric indefinite matrix as a user would hand it in: [[1, 2], [2, 1]] (eigenvalues 3, -1).

@@ -27,6 +27,11 @@ struct CgStoppingCriteria {
   int min_iterations = 0;
 };
 
+// Throws InvalidArgument naming the first option that no solve can honour: a tolerance that is negative
+// or not finite, max_iterations below 1, min_iterations below 0 or above max_iterations (Ceres' rules
+// for its linear solver's options). Both solvers call it before they start.
+void validate(const CgStoppingCriteria& stop);
+
 // How the GPU solver launches its iterations. None of these changes the iterates or where they stop.
 struct CgExecution {
   // The GPU solver tests for convergence every check_every iterations; the ones in between run

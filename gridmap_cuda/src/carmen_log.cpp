@@ -112,6 +112,9 @@ class LineParser {
   size_t size() const { return f_.size(); }
   size_t body_end() const { return body_end_; }
 
+  // Field index as written (shortened), for messages.
+  std::string field_text(size_t index) const { return quoted(f_[index]); }
+
   void require(size_t index, const char* name) const {
     if (index >= f_.size()) fail(std::string("missing field '") + name + "'");
   }
@@ -225,6 +228,7 @@ LaserScan parse_robotlaser1(const LineParser& p) {
   p.number(3, "field_of_view");
   scan.angular_resolution = p.number(4, "angular_resolution");
   scan.max_range = p.number(5, "maximum_range");
+  if (!(scan.max_range > 0.0)) p.fail("field 'maximum_range' must be positive, got " + p.field_text(5));
   p.number(6, "accuracy");
   p.integer(7, "remission_mode");
   const long n = p.count(8, "num_readings");

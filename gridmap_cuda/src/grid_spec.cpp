@@ -2,18 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <string>
 #include <tuple>
 
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/readable.h"
 
 namespace gridmap_cuda {
 
 void GridSpec::validate() const {
   if (!std::isfinite(resolution) || !(resolution > 0.0))
-    throw linalg_cuda::InvalidArgument("GridSpec: resolution " + std::to_string(resolution) + " must be positive");
+    throw linalg_cuda::InvalidArgument("GridSpec: resolution " + linalg_cuda::detail::readable(resolution) + " must be positive");
   if (!std::isfinite(origin_x) || !std::isfinite(origin_y))
     throw linalg_cuda::InvalidArgument("GridSpec: the origin must be finite");
   if (width <= 0 || height <= 0)
@@ -28,21 +30,23 @@ GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const 
   model.validate();
   if (scans.empty()) throw linalg_cuda::InvalidArgument("fit_grid: no scans to fit a grid around");
   if (!std::isfinite(border) || border < 0.0)
-    throw linalg_cuda::InvalidArgument("fit_grid: border " + std::to_string(border) + " must be >= 0");
+    throw linalg_cuda::InvalidArgument("fit_grid: border " + linalg_cuda::detail::readable(border) + " must be >= 0");
   double min_x = std::numeric_limits<double>::infinity(), min_y = min_x;
   double max_x = -min_x, max_y = -min_x;
+  std::size_t scan_index = 0, extreme[4] = {0, 0, 0, 0};  // the scans that set min_x, max_x, min_y, max_y
   auto include = [&](double x, double y) {
-    min_x = std::min(min_x, x);
-    max_x = std::max(max_x, x);
-    min_y = std::min(min_y, y);
-    max_y = std::max(max_y, y);
+    if (x < min_x) min_x = x, extreme[0] = scan_index;
+    if (x > max_x) max_x = x, extreme[1] = scan_index;
+    if (y < min_y) min_y = y, extreme[2] = scan_index;
+    if (y > max_y) max_y = y, extreme[3] = scan_index;
   };
   // Beam directions by angle addition from per-geometry tables: one sin/cos per scan, not per beam.
   std::map<std::tuple<double, double, std::size_t>, std::vector<double>> tables;
-  for (const LaserScan& scan : scans) {
+  for (; scan_index < scans.size(); ++scan_index) {
+    const LaserScan& scan = scans[scan_index];
     const Pose2D& pose = scan.laser_pose;
     if (!std::isfinite(pose.x) || !std::isfinite(pose.y) || !std::isfinite(pose.theta))
-      throw linalg_cuda::InvalidArgument("fit_grid: a laser pose is not finite");
+      throw linalg_cuda::InvalidArgument("fit_grid: scan " + std::to_string(scan_index) + "'s laser pose is not finite");
     include(pose.x, pose.y);
     auto& table = tables[std::make_tuple(scan.start_angle, scan.angular_resolution, scan.ranges.size())];
     if (table.empty())
@@ -66,9 +70,18 @@ GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const 
   spec.origin_y = std::floor((min_y - border) / resolution) * resolution;
   const double width = std::ceil((max_x + border - spec.origin_x) / resolution);
   const double height = std::ceil((max_y + border - spec.origin_y) / resolution);
-  if (!(width < 1e9 && height < 1e9))
-    throw linalg_cuda::InvalidArgument("fit_grid: the scans span " + std::to_string(max_x - min_x) + " x " +
-                                       std::to_string(max_y - min_y) + " m, too large for a grid");
+  if (!(width < 1e9 && height < 1e9)) {
+    // Numbers as %g (a pose at x = 1e300 once gave a 300-digit message), and the scans that stretch the
+    // grid, so that the user can find them in the log.
+    const bool wide = !(width < 1e9);
+    char message[320];
+    std::snprintf(message, sizeof message,
+                  "fit_grid: the scans span %g x %g m, %g x %g cells of %g m, too large for a grid; the %s extent runs "
+                  "from scan %zu to scan %zu (check their poses)",
+                  max_x - min_x, max_y - min_y, width, height, resolution, wide ? "x" : "y", extreme[wide ? 0 : 2],
+                  extreme[wide ? 1 : 3]);
+    throw linalg_cuda::InvalidArgument(message);
+  }
   spec.width = std::max(1, static_cast<int>(width));
   spec.height = std::max(1, static_cast<int>(height));
   spec.validate();

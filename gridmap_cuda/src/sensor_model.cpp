@@ -4,19 +4,20 @@
 #include <string>
 
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/readable.h"
 
 namespace gridmap_cuda {
 namespace {
 
 void require_probability(double p, const char* name) {
   if (!(p > 0.0 && p < 1.0))
-    throw linalg_cuda::InvalidArgument(std::string("SensorModel: ") + name + " = " + std::to_string(p) +
+    throw linalg_cuda::InvalidArgument(std::string("SensorModel: ") + name + " = " + linalg_cuda::detail::readable(p) +
                                        " must lie strictly between 0 and 1");
 }
 
 void require_distance(double d, const char* name) {
   if (!std::isfinite(d) || d < 0.0)
-    throw linalg_cuda::InvalidArgument(std::string("SensorModel: ") + name + " = " + std::to_string(d) +
+    throw linalg_cuda::InvalidArgument(std::string("SensorModel: ") + name + " = " + linalg_cuda::detail::readable(d) +
                                        " must be a finite distance >= 0");
 }
 

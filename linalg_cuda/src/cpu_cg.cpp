@@ -6,6 +6,8 @@
 
 #include "cg_state.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/readable.h"
+#include "linalg_cuda/internal/readable.h"
 #include "linalg_cuda/internal/seconds_since.h"
 #include "linalg_cuda/internal/small_spd_inverse.h"
 
@@ -22,7 +24,7 @@ Apply jacobi(const Eigen::VectorXd& diagonal) {
   for (Eigen::Index i = 0; i < diagonal.size(); ++i)
     if (!(diagonal[i] > 0.0) || !std::isfinite(diagonal[i]))
       throw InvalidArgument("JacobiPreconditioner: diagonal entry " + std::to_string(i) + " is " +
-                            std::to_string(diagonal[i]) + "; an SPD matrix has a positive, finite diagonal");
+                            detail::readable(diagonal[i]) + "; an SPD matrix has a positive, finite diagonal");
   Eigen::VectorXd inverse = diagonal.cwiseInverse();
   return [inverse](const Eigen::VectorXd& r, Eigen::VectorXd& z) { z = inverse.cwiseProduct(r); };
 }

@@ -12,6 +12,7 @@
 #include "linalg_cuda/device_csr_matrix.h"
 #include "linalg_cuda/device_matrix.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/readable.h"
 #include "linalg_cuda/internal/small_spd_inverse.h"
 
 namespace linalg_cuda {
@@ -177,8 +178,8 @@ void JacobiPreconditioner::invert_and_check(const DeviceVector<double>& diagonal
   if (bad != kNone) {
     double value = 0.0;
     LINALG_CUDA_CHECK(cudaMemcpy(&value, diagonal.data() + bad, sizeof(double), cudaMemcpyDeviceToHost));
-    throw InvalidArgument("JacobiPreconditioner: diagonal entry " + std::to_string(bad) + " is " + std::to_string(value) +
-                          "; an SPD matrix has a positive, finite diagonal");
+    throw InvalidArgument("JacobiPreconditioner: diagonal entry " + std::to_string(bad) + " is " +
+                          detail::readable(value) + "; an SPD matrix has a positive, finite diagonal");
   }
 }
 

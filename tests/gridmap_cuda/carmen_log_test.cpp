@@ -506,6 +506,13 @@ TEST_F(CarmenLogFileTest, NegativeRange) {
                "ROBOTLASER1: reading 1 is negative");
 }
 
+TEST_F(CarmenLogFileTest, NonPositiveMaximumRange) {
+  expect_error(kPreamble + "ROBOTLASER1 0 -1 2 0.5 -30 0.01 0 2 1 2 0 0 0 0 0 0 0 0 0 0 0 0 1.5 host 1.5\n", 3,
+               "ROBOTLASER1: field 'maximum_range' must be positive, got '-30'");
+  expect_error(kPreamble + "ROBOTLASER1 0 -1 2 0.5 0 0.01 0 2 1 2 0 0 0 0 0 0 0 0 0 0 0 0 1.5 host 1.5\n", 3,
+               "field 'maximum_range' must be positive, got '0'");
+}
+
 TEST_F(CarmenLogFileTest, MissingOrBadPoseFields) {
   expect_error(kPreamble + "FLASER 3 1 2 3 0 0 0 1.5 host 1.5\n", 3,
                "FLASER: expected 3 readings, found 0 (line too short");

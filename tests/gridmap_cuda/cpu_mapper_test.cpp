@@ -259,4 +259,20 @@ TEST(FitGrid, CoversPosesAndEndPoints) {
   EXPECT_THROW(gridmap_cuda::fit_grid({}, 0.05), linalg_cuda::InvalidArgument);
 }
 
+// A pose far away (x = 1e300) is too large for a grid: a short message (it once printed 300 digits)
+// that names the scans to look at.
+TEST(FitGrid, TooLargeNamesTheScansInReadableNumbers) {
+  std::vector<LaserScan> scans{single_beam(0.0, 0.0, 0.0, 1.0f), single_beam(1.0, 0.0, 0.0, 1.0f),
+                               single_beam(1e300, 0.0, 0.0, 1.0f)};
+  try {
+    gridmap_cuda::fit_grid(scans, 0.05);
+    ADD_FAILURE() << "no error";
+  } catch (const linalg_cuda::InvalidArgument& e) {
+    const std::string message = e.what();
+    EXPECT_LT(message.size(), 250u) << message;
+    EXPECT_NE(message.find("span 1e+300 x"), std::string::npos) << message;
+    EXPECT_NE(message.find("the x extent runs from scan 0 to scan 2"), std::string::npos) << message;
+  }
+}
+
 }  // namespace

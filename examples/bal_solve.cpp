@@ -8,6 +8,7 @@
 #include <ceres/ceres.h>
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -144,6 +145,9 @@ int main(int argc, char** argv) {
     }
     return summary.IsSolutionUsable() ? 0 : 1;
   } catch (const linalg_cuda::Error& e) {
+    std::cerr << "bal_solve: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {  // anything the library's contract misses: one line, never an abort
     std::cerr << "bal_solve: " << e.what() << "\n";
     return 2;
   }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -134,5 +135,8 @@ int main(int argc, char** argv) {
   } catch (const linalg_cuda::Error& e) {
     std::cerr << "cg_solve: " << e.what() << "\n";
     return 3;
+  } catch (const std::exception& e) {  // anything the library's contract misses: one line, never an abort
+    std::cerr << "cg_solve: " << e.what() << "\n";
+    return 2;
   }
 }

@@ -6,6 +6,7 @@
 // Writes PREFIX.pgm + PREFIX.yaml (ROS map_server) and PREFIX.png (to look at).
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -116,5 +117,8 @@ int main(int argc, char** argv) {
   } catch (const linalg_cuda::Error& e) {
     std::cerr << "gridmap_build: " << e.what() << "\n";
     return 3;
+  } catch (const std::exception& e) {  // anything the library's contract misses: one line, never an abort
+    std::cerr << "gridmap_build: " << e.what() << "\n";
+    return 2;
   }
 }

@@ -4,6 +4,7 @@
 //   plan_chain --env paper --planner batched-rrtstar --time 5 --svg paper.svg
 //   plan_chain --env horn --links 8 --planner rrtconnect --checker cpu
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -113,6 +114,9 @@ int main(int argc, char** argv) {
     }
     return exact ? 0 : 1;
   } catch (const linalg_cuda::Error& e) {
+    std::cerr << "plan_chain: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {  // anything the library's contract misses: one line, never an abort
     std::cerr << "plan_chain: " << e.what() << "\n";
     return 2;
   }

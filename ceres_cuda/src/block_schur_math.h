@@ -138,7 +138,8 @@ constexpr int kWarpLanes = 32;
 LINALG_HD double lane_chunk_sum(const ChunkView& ch, int b, int lane, const double* partials, int j) {
   int end;
   double sum = 0.0;
-  for (int k = ch.chunks_of(b, &end) + lane; k < end; k += kWarpLanes) sum += partials[static_cast<long>(k) * ch.stride + j];
+  for (int k = ch.chunks_of(b, &end) + lane; k < end; k += kWarpLanes)
+    sum += partials[static_cast<long>(k) * ch.stride + j];
   return sum;
 }
 

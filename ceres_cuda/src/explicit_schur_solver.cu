@@ -7,9 +7,9 @@
 
 #include "explicit_schur_kernels.cuh"
 #include "device_upload.h"
+#include "linalg_cuda/backend.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
-#include "linalg_cuda/backend.h"
 #include "reduced_matrix_plan.h"
 
 namespace ceres_cuda::detail {
@@ -112,7 +112,8 @@ void ExplicitSchurSolver::subtract_e_terms_by_pairs(const BlockSparseView& view,
     int t = 1;
     for (int b = 0; b < s_.num_f_blocks; ++b) t = std::max(t, s_.blocks[b].tangent_size);
     w_pairs_ = std::make_unique<WPairPlan>(slots_, slot_start_, s_.num_f_blocks, t * t, stream_);
-    w_pair_partials_.resize(std::max<std::size_t>(1, static_cast<std::size_t>(w_pairs_->view().pairs.num_chunks) * t * t));
+    const std::size_t chunks = static_cast<std::size_t>(w_pairs_->view().pairs.num_chunks);
+    w_pair_partials_.resize(std::max<std::size_t>(1, chunks * t * t));
   }
   const WPairsView& pairs = w_pairs_->view();
   w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view, slots_, s_.num_e_blocks,

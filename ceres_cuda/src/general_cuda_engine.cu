@@ -309,10 +309,11 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
   void column_norms(double* out) { column_sums(nullptr, true, 0, s_.num_variable_blocks(), out); }
-  // J' rows (norms: the squared column norms) for blocks [first, last): a thread per chunk, then per block.
+  // J' rows (norms: the squared column norms) for blocks [first, last): a warp per chunk, then per block.
   void column_sums(const double* rows, bool norms, int first, int last, double* out) const {
     const int first_chunk = product_chunk_start_[first], last_chunk = product_chunk_start_[last];
-    column_chunk_kernel<<<blocks_for(static_cast<std::size_t>(last_chunk - first_chunk) * kWarpLanes), kBlockThreads, 0, stream_>>>(
+    const unsigned chunk_blocks = blocks_for(static_cast<std::size_t>(last_chunk - first_chunk) * kWarpLanes);
+    column_chunk_kernel<<<chunk_blocks, kBlockThreads, 0, stream_>>>(
         view_, product_chunks_, first_chunk, last_chunk, rows, norms, product_partials_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     column_sum_kernel<<<blocks_for(static_cast<std::size_t>(last - first) * kWarpLanes), kBlockThreads, 0, stream_>>>(
@@ -345,9 +346,10 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     const ChunksBySize& groups = diagonal_chunks_by_size_;
     for (int g = 0; g < groups.groups(); ++g) {
       const int first = groups.group_start[g], count = groups.group_start[g + 1] - first, t = groups.tangent[g];
-      diagonal_chunk_kernel<<<blocks_for(static_cast<std::size_t>(count) * lower_triangle_entries(t)), kBlockThreads, 0,
-                              stream_>>>(view_, diagonal_chunks_, d_diagonal_chunks_by_size_.as<int>() + first, count, t,
-                                         schur, v_inverse_.data(), diagonal_partials_.data());
+      const unsigned blocks = blocks_for(static_cast<std::size_t>(count) * lower_triangle_entries(t));
+      diagonal_chunk_kernel<<<blocks, kBlockThreads, 0, stream_>>>(view_, diagonal_chunks_,
+                                                                   d_diagonal_chunks_by_size_.as<int>() + first, count,
+                                                                   t, schur, v_inverse_.data(), diagonal_partials_.data());
       LINALG_CUDA_CHECK_LAUNCH();
     }
   }

@@ -128,10 +128,12 @@ WPairPlan::WPairPlan(const SlotsView& slots, const std::vector<int>& slot_start,
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (total == 0) pairs = 0;
 
-  DeviceBuffer entry_start(static_cast<std::size_t>(pairs + 1) * 4), chunk_count(static_cast<std::size_t>(pairs + 1) * 4);
-  pair_chunk_start_.reserve(static_cast<std::size_t>(pairs + 1) * 4);
+  const std::size_t pair_ints = static_cast<std::size_t>(pairs + 1) * sizeof(int);
+  DeviceBuffer entry_start(pair_ints), chunk_count(pair_ints);
+  pair_chunk_start_.reserve(pair_ints);
   exclusive_sum(run_length.as<int>(), entry_start.as<int>(), pairs, &temp, stream);
-  chunk_count_kernel<<<blocks_for(pairs), kBlockThreads, 0, stream>>>(pairs, run_length.as<int>(), chunk_count.as<int>());
+  chunk_count_kernel<<<blocks_for(pairs), kBlockThreads, 0, stream>>>(pairs, run_length.as<int>(),
+                                                                      chunk_count.as<int>());
   LINALG_CUDA_CHECK_LAUNCH();
   exclusive_sum(chunk_count.as<int>(), pair_chunk_start_.as<int>(), pairs, &temp, stream);
   int chunks = 0;

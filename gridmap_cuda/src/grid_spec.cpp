@@ -15,7 +15,8 @@ namespace gridmap_cuda {
 
 void GridSpec::validate() const {
   if (!std::isfinite(resolution) || !(resolution > 0.0))
-    throw linalg_cuda::InvalidArgument("GridSpec: resolution " + linalg_cuda::detail::readable(resolution) + " must be positive");
+    throw linalg_cuda::InvalidArgument("GridSpec: resolution " + linalg_cuda::detail::readable(resolution) +
+                                       " must be positive");
   if (!std::isfinite(origin_x) || !std::isfinite(origin_y))
     throw linalg_cuda::InvalidArgument("GridSpec: the origin must be finite");
   if (width <= 0 || height <= 0)
@@ -46,7 +47,8 @@ GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const 
     const LaserScan& scan = scans[scan_index];
     const Pose2D& pose = scan.laser_pose;
     if (!std::isfinite(pose.x) || !std::isfinite(pose.y) || !std::isfinite(pose.theta))
-      throw linalg_cuda::InvalidArgument("fit_grid: scan " + std::to_string(scan_index) + "'s laser pose is not finite");
+      throw linalg_cuda::InvalidArgument("fit_grid: scan " + std::to_string(scan_index) +
+                                         "'s laser pose is not finite");
     include(pose.x, pose.y);
     auto& table = tables[std::make_tuple(scan.start_angle, scan.angular_resolution, scan.ranges.size())];
     if (table.empty())

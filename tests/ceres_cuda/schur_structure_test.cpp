@@ -152,7 +152,8 @@ TEST(ReducedMatrixPlan, SlotsPerEBlockAndRowsPerFBlock) {
         if (j != p && std::find(expected.begin(), expected.end(), j) == expected.end()) expected.push_back(j);
       }
     }
-    const std::vector<int> got(plan.slot_block.begin() + plan.slot_start[i], plan.slot_block.begin() + plan.slot_start[i + 1]);
+    const std::vector<int> got(plan.slot_block.begin() + plan.slot_start[i],
+                               plan.slot_block.begin() + plan.slot_start[i + 1]);
     EXPECT_EQ(got, expected) << "e-block " << p;
     for (int slot = plan.slot_start[i]; slot < plan.slot_start[i + 1]; ++slot) {
       EXPECT_EQ(plan.slot_e_block[slot], p);
@@ -163,7 +164,8 @@ TEST(ReducedMatrixPlan, SlotsPerEBlockAndRowsPerFBlock) {
   }
   EXPECT_EQ(plan.num_values, values);
   for (int j = 0; j < s.num_f_blocks; ++j) {
-    const std::vector<int> got(plan.row_slots.begin() + plan.row_start[j], plan.row_slots.begin() + plan.row_start[j + 1]);
+    const std::vector<int> got(plan.row_slots.begin() + plan.row_start[j],
+                               plan.row_slots.begin() + plan.row_start[j + 1]);
     EXPECT_EQ(got, rows[j]) << "f-block " << j;
   }
 }

@@ -37,7 +37,7 @@ std::string read_file_contents(const std::string& path) {
   std::string raw;
   char buffer[1 << 16];
   for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0;) raw.append(buffer, n);
-  if (std::ferror(file.get())) throw linalg_cuda::Error(path + ": read error");
+  if (std::ferror(file.get())) throw linalg_cuda::Error(path + ": read error: " + std::strerror(errno));
   if (raw.size() < 3 || raw.compare(0, 3, "BZh") != 0) return raw;
 
   // bzip2 (possibly several concatenated streams, as pbzip2 writes them).

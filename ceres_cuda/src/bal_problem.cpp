@@ -239,8 +239,8 @@ BALProblem BALProblem::read(const std::string& path) {
     in.fail("header counts out of range: " + std::to_string(cameras) + " " + std::to_string(points) + " " +
             std::to_string(observations));
   // Before any memory is reserved: every value the header promises takes at least two bytes (a digit
-  // and a separator), so a header that promises more than the rest of the file holds is an error now,
-  // not gigabytes later.
+  // and a separator), so a header that promises more than the rest of the file holds fails here, not
+  // after gigabytes of reservations.
   const long long least = 8LL * observations + 2LL * kCameraSize * cameras + 2LL * kPointSize * points;
   if (static_cast<unsigned long long>(least) > in.bytes_left() + 1)
     in.fail("the header declares " + std::to_string(cameras) + " cameras, " + std::to_string(points) + " points and " +

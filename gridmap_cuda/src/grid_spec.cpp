@@ -73,8 +73,8 @@ GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const 
   const double width = std::ceil((max_x + border - spec.origin_x) / resolution);
   const double height = std::ceil((max_y + border - spec.origin_y) / resolution);
   if (!(width < 1e9 && height < 1e9)) {
-    // Numbers as %g (a pose at x = 1e300 once gave a 300-digit message), and the scans that stretch the
-    // grid, so that the user can find them in the log.
+    // Numbers as %g (std::to_string prints a pose at x = 1e300 in 300 digits), and the scans that
+    // stretch the grid, so that the user can find them in the log.
     const bool wide = !(width < 1e9);
     char message[320];
     std::snprintf(message, sizeof message,

@@ -239,7 +239,8 @@ CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) 
   const size_t plausible = std::min(static_cast<size_t>(declared), lines.remaining_bytes() / 4 + 1);
   // The CSR matrix keeps a row pointer per row (and its assembly a count per column) whatever the
   // entries: dimensions far beyond the entries the file can hold are mostly empty rows, memory the file
-  // does not back (a 60-byte file declaring 2e9 rows took 21 GB). Allowed: 2^20 plus 64 per entry.
+  // does not back (2e9 rows declared in 60 bytes would take tens of GB). Allowed: 2^20 plus 64 per
+  // entry.
   const long long dimension_limit = (1LL << 20) + 64LL * static_cast<long long>(plausible);
   if (rows > dimension_limit || cols > dimension_limit) {
     size_line.fail("a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix with at most " +

@@ -92,8 +92,8 @@ TEST(BALProblem, BadFilesSayWhereAndWhat) {
   expect_parse_error("1 1 1\n0 0 1.0 abc\n" + rest, 2, "expected a number");
   expect_parse_error("1 1 1\n0 0 1.0 2.0\n" + cams + "1 2 3\n4\n", 5, "unexpected text");
   expect_parse_error("-1 1 1\n", 1, "header counts out of range");
-  // Headers that promise more than the file holds fail before any memory is reserved (each of these
-  // once took gigabytes or aborted with std::bad_alloc).
+  // Headers that promise more than the file holds fail before any memory is reserved (reserving what
+  // these promise takes gigabytes or throws std::bad_alloc).
   expect_parse_error("1 1 2000000000\n0 0 1 2\n", 1, "2000000000 observations, at least");
   expect_parse_error("268435456 1 1\n", 1, "268435456 cameras");
   expect_parse_error("1 1073741824 1\n", 1, "1073741824 points");

@@ -259,8 +259,8 @@ TEST(FitGrid, CoversPosesAndEndPoints) {
   EXPECT_THROW(gridmap_cuda::fit_grid({}, 0.05), linalg_cuda::InvalidArgument);
 }
 
-// A pose far away (x = 1e300) is too large for a grid: a short message (it once printed 300 digits)
-// that names the scans to look at.
+// A pose far away (x = 1e300) is too large for a grid: a short message (not the 300 digits of
+// std::to_string) that names the scans to look at.
 TEST(FitGrid, TooLargeNamesTheScansInReadableNumbers) {
   std::vector<LaserScan> scans{single_beam(0.0, 0.0, 0.0, 1.0f), single_beam(1.0, 0.0, 0.0, 1.0f),
                                single_beam(1e300, 0.0, 0.0, 1.0f)};

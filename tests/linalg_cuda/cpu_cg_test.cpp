@@ -168,8 +168,8 @@ TEST(CpuCg, IterationLimitIsReported) {
   EXPECT_LT(summary.final_residual_norm, summary.initial_residual_norm);
 }
 
-// Options no solve can honour are errors, not silent successes: relative_tolerance = -1 once returned
-// "converged" after 0 iterations with x = 0.
+// Options no solve can honour are errors, not silent successes: relative_tolerance = -1 would
+// otherwise report "converged" after 0 iterations with x = 0.
 TEST(CpuCg, InvalidStoppingOptionsThrow) {
   const auto a = linalg_cuda::poisson2d(8);
   const Eigen::VectorXd b = cg_test::random_vector(a.rows(), 3);

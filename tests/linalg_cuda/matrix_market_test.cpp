@@ -314,8 +314,8 @@ TEST(MatrixMarketMalformed, BadSizeLine) {
   EXPECT_PARSE_ERROR(kGeneral + "% only comments\n\n", 3, "file ended before the size line");
 }
 
-// Dimensions that the entries cannot back fail at the size line, before any memory is reserved: a
-// 60-byte file declaring 2e9 rows once took 21 GB in the assembly.
+// Dimensions that the entries cannot back fail at the size line, before any memory is reserved: the
+// assembly of a 60-byte file declaring 2e9 rows would take tens of GB.
 TEST(MatrixMarketMalformed, DimensionsFarBeyondTheEntries) {
   EXPECT_PARSE_ERROR(kGeneral + "2000000000 2000000000 1\n1 1 1\n", 2, "is mostly empty");
   EXPECT_PARSE_ERROR(kGeneral + "2147483647 1 1\n1 1 1\n", 2, "at most 1048640 rows and columns");

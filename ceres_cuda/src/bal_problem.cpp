@@ -24,6 +24,7 @@
 
 #include "ceres_cuda/snavely_reprojection_error.h"
 #include "linalg_cuda/errors.h"
+#include "snavely_autodiff.h"
 
 namespace ceres_cuda {
 namespace {
@@ -182,11 +183,7 @@ struct SnavelyReprojection {
     p[0] += camera[3];
     p[1] += camera[4];
     p[2] += camera[5];
-    const T xp = -p[0] / p[2], yp = -p[1] / p[2];
-    const T r2 = xp * xp + yp * yp;
-    const T distortion = T(1.0) + r2 * (camera[7] + camera[8] * r2);
-    residuals[0] = camera[6] * distortion * xp - T(observed_x);
-    residuals[1] = camera[6] * distortion * yp - T(observed_y);
+    detail::snavely_autodiff_residuals(p, camera + 6, observed_x, observed_y, residuals);
     return true;
   }
   double observed_x, observed_y;

@@ -6,6 +6,7 @@
 #include <ceres/rotation.h>
 
 #include "ceres_cuda/quaternion_snavely_reprojection_error.h"
+#include "snavely_autodiff.h"
 
 namespace ceres_cuda {
 namespace {
@@ -20,11 +21,7 @@ struct QuaternionReprojection {
     p[0] += t[0];
     p[1] += t[1];
     p[2] += t[2];
-    const T xp = -p[0] / p[2], yp = -p[1] / p[2];
-    const T r2 = xp * xp + yp * yp;
-    const T distortion = T(1.0) + r2 * (k[1] + k[2] * r2);
-    residuals[0] = k[0] * distortion * xp - T(observed_x);
-    residuals[1] = k[0] * distortion * yp - T(observed_y);
+    detail::snavely_autodiff_residuals(p, k, observed_x, observed_y, residuals);
     return true;
   }
   double observed_x, observed_y;

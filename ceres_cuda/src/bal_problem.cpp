@@ -32,6 +32,9 @@ namespace {
 using linalg_cuda::InvalidArgument;
 using linalg_cuda::ParseError;
 
+// How many times its compressed size a .bz2 BAL file may expand to (its text compresses 3 to 5 times).
+constexpr std::size_t kMaxBzip2Expansion = 50;
+
 std::string read_file_contents(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) throw linalg_cuda::Error(path + ": cannot open: " + std::strerror(errno));
@@ -41,7 +44,9 @@ std::string read_file_contents(const std::string& path) {
   if (std::ferror(file.get())) throw linalg_cuda::Error(path + ": read error: " + std::strerror(errno));
   if (raw.size() < 3 || raw.compare(0, 3, "BZh") != 0) return raw;
 
-  // bzip2 (possibly several concatenated streams, as pbzip2 writes them).
+  // bzip2 (possibly several concatenated streams, as pbzip2 writes them). BAL text compresses a few
+  // times; data that expands far more is a decompression bomb, stopped before it fills the memory.
+  const std::size_t limit = kMaxBzip2Expansion * raw.size() + (std::size_t(16) << 20);
   std::string text;
   std::size_t offset = 0;
   while (offset < raw.size()) {
@@ -61,6 +66,11 @@ std::string read_file_contents(const std::string& path) {
       stream.avail_out = sizeof buffer;
       status = BZ2_bzDecompress(&stream);
       text.append(buffer, sizeof buffer - stream.avail_out);
+      if (text.size() > limit) {
+        BZ2_bzDecompressEnd(&stream);
+        throw ParseError(path, 0, "bzip2 data expands more than " + std::to_string(kMaxBzip2Expansion) +
+                                      " times its size; not a BAL file (a decompression bomb?)");
+      }
       if (status == BZ_OK && stream.avail_in == 0) {
         if (offset + fed < raw.size()) feed();
         else if (stream.avail_out != 0) status = BZ_UNEXPECTED_EOF;

@@ -42,6 +42,9 @@ using linalg_cuda::ParseError;
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr unsigned kBlockSize = 1u << 20;  // zlib buffer and read block (1 MiB)
+// The longest line read: a laser line of a million readings takes about 10 MiB; a longer "line" (a
+// gzip bomb of one line, a binary file) is refused before its buffer fills the memory.
+constexpr size_t kMaxLineBytes = size_t(64) << 20;
 constexpr double kFlaserMaxRange = 80.0;   // what CARMEN assumes for old-format lines
 
 // Whitespace inside a line; '\r' is included so that files written on Windows parse unchanged.
@@ -353,6 +356,9 @@ std::vector<LaserScan> read_carmen_log(const std::string& path) {
   size_t kept = 0;
   long line_number = 0;
   for (;;) {
+    if (kept > kMaxLineBytes)
+      throw ParseError(path, line_number + 1, "line longer than " + std::to_string(kMaxLineBytes >> 20) +
+                                                  " MiB: not a CARMEN log line");
     if (buffer.size() - 1 - kept < kBlockSize / 2) buffer.resize(buffer.size() * 2);
     const unsigned want = static_cast<unsigned>(std::min<size_t>(buffer.size() - 1 - kept, kBlockSize));
     const int got = gzread(file.f, buffer.data() + kept, want);

@@ -1,5 +1,6 @@
 // BALProblem reading (text and bzip2), writing, bad files, the synthetic generator, PLY output, and
 // the built-in loss recognition the fast path relies on.
+#include <bzlib.h>
 #include <ceres/crs_matrix.h>
 #include <ceres/loss_function.h>
 #include <ceres/problem.h>
@@ -111,6 +112,26 @@ TEST(BALProblem, BadFilesSayWhereAndWhat) {
     const std::string cut = temp_file("cut.bz2", "");
     std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
     EXPECT_THROW(BALProblem::read(cut), linalg_cuda::ParseError);
+  }
+}
+
+// A bzip2 file that expands far beyond what BAL text compresses to (here 40 MB of spaces, a few KB
+// on disk) is refused as it decompresses, before the text fills the memory.
+TEST(BALProblem, Bzip2BombIsRefused) {
+  std::string text(std::size_t(40) << 20, ' ');
+  text.replace(0, 6, "1 1 1\n");
+  std::string compressed(1 << 20, '\0');
+  unsigned size = static_cast<unsigned>(compressed.size());
+  const unsigned text_size = static_cast<unsigned>(text.size());
+  ASSERT_EQ(BZ2_bzBuffToBuffCompress(compressed.data(), &size, text.data(), text_size, 9, 0, 0), BZ_OK);
+  compressed.resize(size);
+  const std::string path = temp_file("bomb.txt.bz2", "");
+  std::ofstream(path, std::ios::binary) << compressed;
+  try {
+    BALProblem::read(path);
+    ADD_FAILURE() << "no error";
+  } catch (const linalg_cuda::ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("expands more than 50 times"), std::string::npos) << e.what();
   }
 }
 

@@ -506,6 +506,19 @@ TEST_F(CarmenLogFileTest, NegativeRange) {
                "ROBOTLASER1: reading 1 is negative");
 }
 
+// A "line" longer than any laser line (here a gzip-compressed 65 MiB of one character, 65 KiB on disk)
+// is refused before its buffer fills the memory.
+TEST_F(CarmenLogFileTest, OverlongLineIsRefused) {
+  const std::string path = write_gz("long.log.gz", kPreamble + std::string(std::size_t(65) << 20, 'x'));
+  try {
+    read_carmen_log(path);
+    ADD_FAILURE() << "no error";
+  } catch (const linalg_cuda::ParseError& e) {
+    EXPECT_EQ(e.line(), 3) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line longer than 64 MiB"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(CarmenLogFileTest, NonPositiveMaximumRange) {
   expect_error(kPreamble + "ROBOTLASER1 0 -1 2 0.5 -30 0.01 0 2 1 2 0 0 0 0 0 0 0 0 0 0 0 0 1.5 host 1.5\n", 3,
                "ROBOTLASER1: field 'maximum_range' must be positive, got '-30'");

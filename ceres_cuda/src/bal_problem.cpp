@@ -24,6 +24,7 @@
 
 #include "ceres_cuda/snavely_reprojection_error.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/file_errors.h"
 #include "snavely_autodiff.h"
 
 namespace ceres_cuda {
@@ -234,7 +235,7 @@ void BALProblem::validate() const {
     if (!std::isfinite(points_[i])) throw InvalidArgument("BALProblem: point " + std::to_string(i / 3) + " is not finite");
 }
 
-BALProblem BALProblem::read(const std::string& path) {
+BALProblem BALProblem::read(const std::string& path) try {
   const std::string text = read_file_contents(path);
   Tokenizer in(path, text);
   BALProblem p;
@@ -274,6 +275,8 @@ BALProblem BALProblem::read(const std::string& path) {
   for (double& v : p.points_) v = in.number("a point coordinate");
   in.expect_end();
   return p;
+} catch (...) {
+  linalg_cuda::detail::rethrow_with_file_context(path);
 }
 
 void BALProblem::write(const std::string& path) const {

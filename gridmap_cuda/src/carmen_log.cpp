@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/file_errors.h"
 
 namespace gridmap_cuda {
 namespace {
@@ -340,7 +341,7 @@ void check_writable(const LaserScan& scan, size_t index) {
 
 }  // namespace
 
-std::vector<LaserScan> read_carmen_log(const std::string& path) {
+std::vector<LaserScan> read_carmen_log(const std::string& path) try {
   GzFile file;
   errno = 0;
   file.f = gzopen(path.c_str(), "rb");
@@ -387,6 +388,8 @@ std::vector<LaserScan> read_carmen_log(const std::string& path) {
     std::memmove(buffer.data(), begin, kept);
   }
   return std::move(parser.scans());
+} catch (...) {
+  linalg_cuda::detail::rethrow_with_file_context(path);
 }
 
 void write_carmen_log(const std::string& path, const std::vector<LaserScan>& scans) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/file_errors.h"
 
 namespace linalg_cuda {
 namespace {
@@ -297,13 +298,15 @@ CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) 
 
 }  // namespace
 
-CsrMatrix read_matrix_market(std::istream& in, const std::string& name) {
+CsrMatrix read_matrix_market(std::istream& in, const std::string& name) try {
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad()) throw ParseError(name, 0, "read error");
   return parse_matrix_market(text, name);
+} catch (...) {
+  detail::rethrow_with_file_context(name);
 }
 
-CsrMatrix read_matrix_market(const std::string& path) {
+CsrMatrix read_matrix_market(const std::string& path) try {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) throw ParseError(path, 0, "is a directory, not a Matrix Market file");
   std::ifstream file(path, std::ios::binary);
@@ -320,6 +323,8 @@ CsrMatrix read_matrix_market(const std::string& path) {
   }
   if (file.bad() || size < 0) throw ParseError(path, 0, "read error");
   return parse_matrix_market(text, path);
+} catch (...) {
+  detail::rethrow_with_file_context(path);
 }
 
 void write_matrix_market(const std::string& path, const CsrMatrix& a, bool symmetric) {

@@ -1,5 +1,6 @@
 // Matrix Market reader/writer: the SuiteSparse test matrices, write/read round trips, and one test per
-// kind of malformed input, each checking that the error names the offending line.
+// kind of malformed input, each checking that the error names the offending line; and the readers'
+// rethrow of allocation failures with the file's name.
 #include "linalg_cuda/matrix_market.h"
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/file_errors.h"
 #include "test_support.h"
 
 namespace linalg_cuda {
@@ -322,6 +324,26 @@ TEST(MatrixMarketMalformed, DimensionsFarBeyondTheEntries) {
   EXPECT_PARSE_ERROR(kGeneral + "3 3 2000000000\n1 1 1\n", 3, "file ended after 1 of 2000000000 entries");
   TempFile tall(kGeneral + "1048576 1 1\n1 1 1\n");  // 2^20 rows with one entry: allowed
   EXPECT_EQ(read_matrix_market(tall.path()).rows(), 1048576);
+}
+
+// Readers' failures other than the typed errors reach the caller as linalg_cuda::Error naming the
+// file; the typed errors (ParseError here) pass unchanged.
+TEST(FileErrors, AllocationAndLengthFailuresNameTheFile) {
+  const auto rethrown = [](auto&& error) -> std::string {
+    try {
+      try {
+        throw error;
+      } catch (...) {
+        linalg_cuda::detail::rethrow_with_file_context("some.mtx");
+      }
+    } catch (const linalg_cuda::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(rethrown(std::bad_alloc()), "some.mtx: not enough memory to read it");
+  EXPECT_EQ(rethrown(std::length_error("vector::reserve")), "some.mtx: too large to read (vector::reserve)");
+  EXPECT_EQ(rethrown(ParseError("some.mtx", 3, "bad")), "some.mtx:3: bad");
 }
 
 TEST(MatrixMarketMalformed, DirectoryIsNotAFile) {

@@ -31,8 +31,7 @@ __global__ void subtract_e_kernel(BlockSparseView v, int residuals, const double
 __global__ void column_chunk_kernel(BlockSparseView v, ChunkView ch, int first, int last, const double* rows, bool norms,
                                     double* partials) {
   const int lane = threadIdx.x % kWarpLanes;
-  for (int k = first + (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; k < last;
-       k += gridDim.x * (kBlockThreads / kWarpLanes)) {
+  CERES_CUDA_FOR_EACH_WARP(k, first, last) {
     double acc[kMaxFBlockTangentSize];
 #pragma unroll
     for (int j = 0; j < kMaxFBlockTangentSize; ++j) acc[j] = 0.0;
@@ -51,8 +50,7 @@ __global__ void column_chunk_kernel(BlockSparseView v, ChunkView ch, int first, 
 __global__ void column_sum_kernel(BlockSparseView v, ChunkView ch, int first, int last, const double* partials,
                                   double* out) {
   const int lane = threadIdx.x % kWarpLanes;
-  for (int b = first + (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < last;
-       b += gridDim.x * (kBlockThreads / kWarpLanes))
+  CERES_CUDA_FOR_EACH_WARP(b, first, last)
     for (int j = 0; j < v.tangent_size[b]; ++j) {
       const double sum = linalg_cuda::detail::warp_sum(lane_chunk_sum(ch, b, lane, partials, j));
       if (lane == 0) out[v.tangent_offset[b] + j] = sum;
@@ -85,8 +83,7 @@ __global__ void diagonal_chunk_kernel(BlockSparseView v, ChunkView ch, const int
 __global__ void diagonal_sum_kernel(BlockSparseView v, ChunkView ch, int blocks, const double* partials, const double* d2,
                                     const long* offsets, double* out, int* singular) {
   const int lane = threadIdx.x % kWarpLanes;
-  for (int b = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < blocks;
-       b += gridDim.x * (kBlockThreads / kWarpLanes)) {
+  CERES_CUDA_FOR_EACH_WARP(b, 0, blocks) {
     const int t = v.tangent_size[b];
     double* S = out + offsets[b];
     for (int j = 0; j < t * t; ++j) {

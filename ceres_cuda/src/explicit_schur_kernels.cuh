@@ -97,8 +97,7 @@ __global__ void w_pair_chunk_kernel(BlockSparseView v, SlotsView s, WPairsView p
 __global__ void pair_sum_kernel(BlockSparseView v, PairBlocks p, const double* partials, double sign, double* S,
                                 long n) {
   const int lane = threadIdx.x % kWarpLanes;
-  for (int i = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; i < p.num_pairs;
-       i += gridDim.x * (kBlockThreads / kWarpLanes)) {
+  CERES_CUDA_FOR_EACH_WARP(i, 0, p.num_pairs) {
     const int j = p.pair_j[i], k = p.pair_k[i], tk = v.tangent_size[k];
     const long row = v.tangent_offset[j], col = v.tangent_offset[k];
     for (int a = 0; a < v.tangent_size[j] * tk; ++a) {
@@ -114,8 +113,7 @@ __global__ void pair_sum_kernel(BlockSparseView v, PairBlocks p, const double* p
 __global__ void dense_diagonal_kernel(BlockSparseView v, ChunkView ch, int blocks, const double* partials,
                                       const double* d2, double* S, long n) {
   const int lane = threadIdx.x % kWarpLanes;
-  for (int b = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; b < blocks;
-       b += gridDim.x * (kBlockThreads / kWarpLanes)) {
+  CERES_CUDA_FOR_EACH_WARP(b, 0, blocks) {
     const int t = v.tangent_size[b];
     const long row = v.tangent_offset[b];
     for (int j = 0; j < t * t; ++j) {
@@ -133,8 +131,7 @@ __global__ void dense_diagonal_kernel(BlockSparseView v, ChunkView ch, int block
 __global__ void w_rows_kernel(BlockSparseView v, SlotsView plan, RowsView rows, int f_blocks, const double* W,
                               const double* v_inverse, double* S, long n) {
   const int lane = threadIdx.x % kWarpLanes;
-  for (int j = (blockIdx.x * kBlockThreads + threadIdx.x) / kWarpLanes; j < f_blocks;
-       j += gridDim.x * (kBlockThreads / kWarpLanes)) {
+  CERES_CUDA_FOR_EACH_WARP(j, 0, f_blocks) {
     const int t = v.tangent_size[j];
     const long row = v.tangent_offset[j];
     const bool owns_diagonal = j % kWarpLanes == lane;

@@ -96,6 +96,9 @@ struct EngineOptions {
   double max_lm_diagonal = 1e32;
   int num_threads = 1;
   ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto;
+  // The GPU engine's Schur product on warp-interleaved copies of the Jacobian where they fit (false:
+  // on JacobianCells' layout, which the tests compare too).
+  bool interleaved_schur_product = true;
 };
 
 // Ceres' CG settings for an LM step: the residual test off (r_tolerance -1), the quadratic-model test

@@ -58,31 +58,78 @@ LINALG_HD void sandwich(const double* Wa, int t_a, const double* V, int e, const
     }
 }
 
-// rows_r = sum over residual r's cells of J x (its e-cell left out when f_only); x a tangent vector.
-// The sums below run in arrays of the bounds' size, unrolled and guarded, so that on the GPU they stay
-// in registers instead of read-modify-writes of memory; the order of the additions is the same.
-LINALG_HD void row_product(const BlockSparseView& v, int r, const double* x, bool f_only, double* rows) {
+// u = the sum over residual r's cells of J x (its e-cell left out when f_only), for rows of at most M
+// values; x a tangent vector. The row's values are read at J[j * stride]: JacobianCells' layout (J its
+// first cell, stride 1) or a warp-interleaved copy (interleaved_jacobian.h: stride kWarpLanes). Returns
+// the position of the e-cell's first value in the row, or -1. The sums run in arrays of the bound's
+// size, unrolled and guarded, so that on the GPU they stay in registers instead of read-modify-writes
+// of memory; the order of the additions is the same.
+template <int M>
+LINALG_HD int row_times(const BlockSparseView& v, int r, const double* J, int stride, const double* x, bool f_only,
+                        double (&u)[M]) {
   const int m = v.rows(r);
-  double acc[kMaxResidualBlockSize];
 #pragma unroll
-  for (int a = 0; a < kMaxResidualBlockSize; ++a) acc[a] = 0.0;
+  for (int a = 0; a < M; ++a) u[a] = 0.0;
+  const int e_cell = v.e_cell[r];
+  int e_position = -1;
+  long j = 0;  // the cell's first value in the row
   for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
-    if (f_only && c == v.e_cell[r]) continue;
     const int b = v.cells[c].block, t = v.tangent_size[b];
-    const double* J = v.cell(c);
+    if (c == e_cell) {
+      e_position = static_cast<int>(j);
+      if (f_only) {
+        j += static_cast<long>(m) * t;
+        continue;
+      }
+    }
     const double* xb = x + v.tangent_offset[b];
 #pragma unroll
-    for (int a = 0; a < kMaxResidualBlockSize; ++a) {
+    for (int a = 0; a < M; ++a) {
       if (a >= m) break;
       double sum = 0.0;
-      for (int k = 0; k < t; ++k) sum += J[a * t + k] * xb[k];
-      acc[a] += sum;
+      for (int k = 0; k < t; ++k) sum += J[(j + a * t + k) * stride] * xb[k];
+      u[a] += sum;
     }
+    j += static_cast<long>(m) * t;
   }
+  return e_position;
+}
+
+// rows_r = sum over residual r's cells of J x (f_only: its e-cell left out).
+LINALG_HD void row_product(const BlockSparseView& v, int r, const double* x, bool f_only, double* rows) {
+  double acc[kMaxResidualBlockSize];
+  row_times(v, r, v.cell(v.row_start[r]), 1, x, f_only, acc);
   double* out = rows + v.row_offset[r];
 #pragma unroll
   for (int a = 0; a < kMaxResidualBlockSize; ++a)
-    if (a < m) out[a] = acc[a];
+    if (a < v.rows(r)) out[a] = acc[a];
+}
+
+// g = E'u for an m x e cell E read at E[j * stride] (row_times' layouts), rows of at most M values.
+template <int M, int EMax>
+LINALG_HD void cell_transpose_times(const double* E, int stride, int m, int e, const double (&u)[M], double (&g)[EMax]) {
+#pragma unroll
+  for (int k = 0; k < EMax; ++k) {
+    g[k] = 0.0;
+    if (k >= e) continue;
+#pragma unroll
+    for (int a = 0; a < M; ++a)
+      if (a < m) g[k] += E[(a * e + k) * stride] * u[a];
+  }
+}
+
+// u -= E w for an m x e cell E read at E[j * stride].
+template <int M, int EMax>
+LINALG_HD void cell_times_subtract(const double* E, int stride, int m, int e, const double (&w)[EMax], double (&u)[M]) {
+#pragma unroll
+  for (int a = 0; a < M; ++a) {
+    if (a >= m) break;
+    double sum = 0.0;
+#pragma unroll
+    for (int k = 0; k < EMax; ++k)
+      if (k < e) sum += E[(a * e + k) * stride] * w[k];
+    u[a] -= sum;
+  }
 }
 
 // rows_r -= E_r w_p for residual r's e-block p; w an e-part vector (tangent offsets less f_tangent_size).
@@ -157,6 +204,18 @@ inline double warp_order_sum(const ChunkView& ch, int b, const double* partials,
   return warp_tree_sum(lanes);
 }
 
+// acc += J' y (norms: the squares of J's columns) for an m x t cell J read at J[j * stride] (row_times'
+// layouts); acc holds kMaxFBlockTangentSize values, t of them used.
+LINALG_HD void cell_column_terms(const double* J, int stride, int m, int t, const double* y, bool norms, double* acc) {
+  for (int a = 0; a < m; ++a)
+#pragma unroll
+    for (int j = 0; j < kMaxFBlockTangentSize; ++j)
+      if (j < t) {
+        const double value = J[(a * t + j) * stride];
+        acc[j] += value * (norms ? value : y[a]);
+      }
+}
+
 // The first stage of a product (or norms) chunk on a warp: lane `lane` adds its cell's J_b' rows
 // (norms: the squares of its columns) to acc (kMaxFBlockTangentSize values, the block's t used).
 // A chunk holds at most a warp's cells, so that all of them are read at once.
@@ -165,15 +224,10 @@ LINALG_HD void column_chunk_lane(const BlockSparseView& v, const ChunkView& ch, 
                                  bool norms, double* acc) {
   const int q = ch.position[k] + lane;
   if (q >= ch.position[k + 1]) return;
-  const int t = v.tangent_size[ch.block[k]];
   const int c = v.column_cells[q];
   const int r = v.cells[c].residual;
-  const double* J = v.cell(c);
-  const double* y = norms ? nullptr : rows + v.row_offset[r];
-  for (int a = 0, m = v.rows(r); a < m; ++a)
-#pragma unroll
-    for (int j = 0; j < kMaxFBlockTangentSize; ++j)
-      if (j < t) acc[j] += J[a * t + j] * (norms ? J[a * t + j] : y[a]);
+  cell_column_terms(v.cell(c), 1, v.rows(r), v.tangent_size[ch.block[k]], norms ? nullptr : rows + v.row_offset[r],
+                    norms, acc);
 }
 
 // Chunk k's J_b' rows (norms: its squared column norms instead) at partials + k * stride,

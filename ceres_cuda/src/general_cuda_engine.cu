@@ -22,6 +22,8 @@
 #include "device_upload.h"
 #include "explicit_schur_solver.h"
 #include "host_evaluated_engine.h"
+#include "interleaved_jacobian.h"
+#include "interleaved_schur_kernels.cuh"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cuda_check.h"
@@ -123,6 +125,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
     view_.jacobian = jacobian_.data();
+    if (options.interleaved_schur_product) make_tiles(product_chunks);
     f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     rows_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     gradient_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
@@ -164,6 +167,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
       *cost = device_cost + host_cost;
       ok = ok && std::isfinite(*cost);
     }
+    tiles_stale_ = true;
     if (ok) {  // the gradient J'f comes back for its projected norms
       column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
       copy_to_host(host_gradient_.data(), gradient_.data(), n_);
@@ -196,10 +200,12 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     scale_cells_kernel<<<blocks_for(cells_.cells.size()), kBlockThreads, 0, stream_>>>(
         view_, static_cast<int>(cells_.cells.size()), scaling_.data(), jacobian_.data());
     LINALG_CUDA_CHECK_LAUNCH();
+    tiles_stale_ = true;
   }
 
   StepResult solve_step(double radius, bool reuse_diagonal) override {
     const auto start = std::chrono::steady_clock::now();
+    fill_tiles();
     if (!reuse_diagonal) {
       column_norms(norms_.data());
       lm_diagonal_kernel<<<blocks_for(n_), kBlockThreads, 0, stream_>>>(n_, norms_.data(), options_.min_lm_diagonal,
@@ -260,6 +266,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
 
   std::vector<double> jacobian() override { return download(jacobian_, cells_.num_values); }
   std::vector<double> schur_product(const std::vector<double>& x) override {
+    fill_tiles();
     DeviceVector<double> dx(x), dy(x.size());
     apply_schur(dx.data(), dy.data());
     return dy.to_std();
@@ -273,8 +280,13 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
            " CPU thread(s); the linear algebra on the GPU)";
   }
 
-  // S x = F'(F x - E V^-1 E'F x) + D_f^2 x, on the stream, without synchronising (the PCG captures it).
+  // S x = F'(F x - E V^-1 E'F x) + D_f^2 x, on the stream, without synchronising (the PCG captures it):
+  // on the interleaved copies when they fit, on JacobianCells' layout otherwise.
   void apply_schur(const double* x, double* out) const {
+    if (row_tiles_.tiles > 0) {
+      interleaved_schur(x, out);
+      return;
+    }
     row_product_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, x, true, rows_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     e_solve(rows_.data(), e_values_.data());
@@ -291,6 +303,72 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
  private:
+  // The interleaved copies of the Jacobian for the Schur product (interleaved_jacobian.h), when they
+  // take at most half the free device memory; the product reads JacobianCells' layout otherwise.
+  void make_tiles(const ColumnChunks& product_chunks) {
+    const RowTiles rows(s_, cells_);
+    const int f_chunks = product_chunk_start_[s_.num_f_blocks];
+    const ColumnTiles columns(product_chunks, f_chunks, cells_);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    LINALG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if ((rows.num_values + columns.num_values) * sizeof(double) > free_bytes / 2 || rows.tiles() == 0) return;
+    d_row_tiles_.push_back(upload_array(rows.slot_residual, stream_));
+    d_row_tiles_.push_back(upload_array(rows.slot_e_block, stream_));
+    d_row_tiles_.push_back(upload_array(rows.tile_start, stream_));
+    d_row_tiles_.push_back(upload_array(rows.tile_base, stream_));
+    d_row_tiles_.push_back(upload_array(rows.tile_width, stream_));
+    d_row_tiles_.push_back(upload_array(columns.base, stream_));
+    d_row_tiles_.push_back(upload_array(columns.lane_residual, stream_));
+    row_values_ = DeviceVector<double>(std::max<long>(1, rows.num_values));
+    column_values_ = DeviceVector<double>(std::max<long>(1, columns.num_values));
+    row_tiles_ = {d_row_tiles_[0].as<int>(),  d_row_tiles_[1].as<int>(), d_row_tiles_[2].as<int>(),
+                  d_row_tiles_[3].as<long>(), d_row_tiles_[4].as<int>(), rows.tiles(),
+                  row_values_.data()};
+    column_tiles_ = {d_row_tiles_[5].as<long>(), d_row_tiles_[6].as<int>(), f_chunks, column_values_.data()};
+    tile_shape_ = rows.max_rows <= 2 && rows.max_e <= 3 ? TileShape::Rows2E3
+                  : rows.max_rows <= 4                  ? TileShape::Rows4E4
+                                                        : TileShape::Bounds;
+  }
+
+  // Refreshes the copies from the Jacobian after it changed.
+  void fill_tiles() {
+    if (row_tiles_.tiles == 0 || !tiles_stale_) return;
+    const auto warps = [](long n) { return blocks_for(static_cast<std::size_t>(n) * kWarpLanes); };
+    fill_row_tiles_kernel<<<warps(row_tiles_.tiles), kBlockThreads, 0, stream_>>>(view_, row_tiles_);
+    LINALG_CUDA_CHECK_LAUNCH();
+    if (column_tiles_.chunks > 0) {
+      fill_column_tiles_kernel<<<warps(column_tiles_.chunks), kBlockThreads, 0, stream_>>>(view_, product_chunks_,
+                                                                                           column_tiles_);
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+    tiles_stale_ = false;
+  }
+
+  template <int M, int E>
+  void point_pass(const double* x) const {
+    tile_point_pass_kernel<M, E><<<blocks_for(static_cast<std::size_t>(row_tiles_.tiles) * kWarpLanes), kBlockThreads,
+                                   0, stream_>>>(view_, row_tiles_, x, v_inverse_.data(), rows_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
+  void interleaved_schur(const double* x, double* out) const {
+    switch (tile_shape_) {
+      case TileShape::Rows2E3: point_pass<2, 3>(x); break;
+      case TileShape::Rows4E4: point_pass<4, kMaxEBlockTangentSize>(x); break;
+      case TileShape::Bounds: point_pass<kMaxResidualBlockSize, kMaxEBlockTangentSize>(x); break;
+    }
+    if (column_tiles_.chunks > 0) {
+      tile_column_kernel<<<blocks_for(static_cast<std::size_t>(column_tiles_.chunks) * kWarpLanes), kBlockThreads, 0,
+                           stream_>>>(view_, product_chunks_, column_tiles_, rows_.data(), product_partials_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
+    column_sum_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
+                        stream_>>>(view_, product_chunks_, 0, s_.num_f_blocks, product_partials_.data(), out);
+    LINALG_CUDA_CHECK_LAUNCH();
+    add_damping_kernel<<<blocks_for(nf_), kBlockThreads, 0, stream_>>>(nf_, d2_.data(), x, out);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
   void copy_to_device(double* device, const double* host, long n) {
     if (n > 0) LINALG_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(double), cudaMemcpyHostToDevice, stream_));
   }
@@ -396,6 +474,14 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   std::vector<DeviceBuffer> d_product_chunks_, d_diagonal_chunks_;
   ChunkView product_chunks_{}, diagonal_chunks_{};  // ColumnChunks of products and norms, and of the preconditioner
   std::vector<int> product_chunk_start_;
+  // The Schur product's interleaved copies (make_tiles), and the bounds of the point pass's instance.
+  enum class TileShape { Rows2E3, Rows4E4, Bounds };
+  std::vector<DeviceBuffer> d_row_tiles_;
+  RowTilesView row_tiles_{};
+  ColumnTilesView column_tiles_{};
+  DeviceVector<double> row_values_, column_values_;
+  TileShape tile_shape_ = TileShape::Bounds;
+  bool tiles_stale_ = true;
   ChunksBySize diagonal_chunks_by_size_;  // the diagonal chunks by tangent size, for their kernel's launches
   DeviceBuffer d_diagonal_chunks_by_size_;
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the CPU threads' rows, uploaded from pinned memory

@@ -33,9 +33,11 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
 }
 
 EngineOptions engine_options(ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner,
-                             ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto) {
+                             ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto,
+                             bool interleaved_schur_product = true) {
   EngineOptions o;
   o.explicit_schur = explicit_schur;
+  o.interleaved_schur_product = interleaved_schur_product;
   o.linear_solver = solver;
   o.preconditioner = preconditioner;
   o.num_threads = 2;
@@ -43,14 +45,16 @@ EngineOptions engine_options(ceres::LinearSolverType solver, ceres::Precondition
 }
 
 void compare_engines(const SchurStructure& s, ceres::LinearSolverType solver, ceres::PreconditionerType preconditioner,
-                     ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto) {
+                     ExplicitSchurMethod explicit_schur = ExplicitSchurMethod::Auto,
+                     bool interleaved_schur_product = true) {
   const char* method = explicit_schur == ExplicitSchurMethod::Rows    ? "rows"
                        : explicit_schur == ExplicitSchurMethod::Pairs ? "pairs"
                        : explicit_schur == ExplicitSchurMethod::Syrk  ? "syrk"
                                                                       : "the engine's choice";
   SCOPED_TRACE(std::string(ceres::LinearSolverTypeToString(solver)) + " " +
-               ceres::PreconditionerTypeToString(preconditioner) + " explicit S by " + method);
-  const EngineOptions o = engine_options(solver, preconditioner, explicit_schur);
+               ceres::PreconditionerTypeToString(preconditioner) + " explicit S by " + method +
+               (interleaved_schur_product ? "" : ", the Schur product on JacobianCells' layout"));
+  const EngineOptions o = engine_options(solver, preconditioner, explicit_schur, interleaved_schur_product);
   auto cpu = make_general_cpu_engine(s, o);
   auto gpu = make_general_cuda_engine(s, o);
   double cpu_cost = 0, gpu_cost = 0;
@@ -146,6 +150,7 @@ TEST(GeneralGpuEngine, PiecesMatchTheCpuEngine) {
     const SchurStructure s = analyzed(g, true);
     compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI);
     compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::JACOBI);
+    compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, ExplicitSchurMethod::Auto, false);
     compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI);
     compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI);
     // The problems here are small enough for syrk; the pairs and block rows that large ones take,
@@ -154,6 +159,20 @@ TEST(GeneralGpuEngine, PiecesMatchTheCpuEngine) {
     compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI, ExplicitSchurMethod::Pairs);
     compare_engines(s, ceres::SPARSE_SCHUR, ceres::JACOBI, ExplicitSchurMethod::Syrk);
   }
+}
+
+// Points seen by up to 40 images: the Schur product's point pass takes an e-block of more than 32 rows
+// in rounds of a warp's lanes (interleaved_schur_kernels.cuh).
+TEST(GeneralGpuEngine, LongEBlocksMatchTheCpuEngine) {
+  REQUIRE_CUDA_DEVICE();
+  const ceres_cuda::BALProblem scene = general_test::random_scene(40, 60, 17, 40, 20);
+  Shape shape;
+  shape.prior = general_test::Prior::Pose;
+  shape.shared_intrinsics = true;
+  general_test::GeneralProblem g = general_test::build(scene, shape);
+  const SchurStructure s = analyzed(g, true);
+  compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI);
+  compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, ExplicitSchurMethod::Auto, false);
 }
 
 // SnavelyReprojectionError's residuals in the general structure (here for a constant camera, which the

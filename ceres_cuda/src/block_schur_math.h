@@ -58,31 +58,46 @@ LINALG_HD void sandwich(const double* Wa, int t_a, const double* V, int e, const
     }
 }
 
-// u = the sum over residual r's cells of J x (its e-cell left out when f_only), for rows of at most M
-// values; x a tangent vector. The row's values are read at J[j * stride]: JacobianCells' layout (J its
-// first cell, stride 1) or a warp-interleaved copy (interleaved_jacobian.h: stride kWarpLanes). Returns
-// the position of the e-cell's first value in the row, or -1. The sums run in arrays of the bound's
-// size, unrolled and guarded, so that on the GPU they stay in registers instead of read-modify-writes
-// of memory; the order of the additions is the same.
-template <int M>
-LINALG_HD int row_times(const BlockSparseView& v, int r, const double* J, int stride, const double* x, bool f_only,
-                        double (&u)[M]) {
-  const int m = v.rows(r);
+// A residual block's row of cells as row_times reads it: its size, and per cell (in order) the tangent
+// size and place in tangent vectors of its block, and whether it is the e-cell. NaturalRow reads them
+// from JacobianCells' arrays; the GPU's point pass has them per slot (interleaved_jacobian.h).
+struct NaturalRow {
+  const BlockSparseView& v;
+  int r;
+  int first, e_cell;
+
+  LINALG_HD NaturalRow(const BlockSparseView& view, int residual)
+      : v(view), r(residual), first(view.row_start[residual]), e_cell(view.e_cell[residual]) {}
+  LINALG_HD int rows() const { return v.rows(r); }
+  LINALG_HD int cells() const { return v.row_start[r + 1] - first; }
+  LINALG_HD int tangent(int i) const { return v.tangent_size[v.cells[first + i].block]; }
+  LINALG_HD long offset(int i) const { return v.tangent_offset[v.cells[first + i].block]; }
+  LINALG_HD bool is_e(int i) const { return first + i == e_cell; }
+};
+
+// u = the sum over a row's cells of J x (its e-cell left out when f_only), for rows of at most M values;
+// x a tangent vector. The row's values are read at J[j * stride]: JacobianCells' layout (J its first
+// cell, stride 1) or a warp-interleaved copy (interleaved_jacobian.h: stride kWarpLanes). Returns the
+// position of the e-cell's first value in the row, or -1. The sums run in arrays of the bound's size,
+// unrolled and guarded, so that on the GPU they stay in registers instead of read-modify-writes of
+// memory; the order of the additions is the same.
+template <int M, class Row>
+LINALG_HD int row_times(const Row& row, const double* J, int stride, const double* x, bool f_only, double (&u)[M]) {
+  const int m = row.rows();
 #pragma unroll
   for (int a = 0; a < M; ++a) u[a] = 0.0;
-  const int e_cell = v.e_cell[r];
   int e_position = -1;
   long j = 0;  // the cell's first value in the row
-  for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
-    const int b = v.cells[c].block, t = v.tangent_size[b];
-    if (c == e_cell) {
+  for (int i = 0, n = row.cells(); i < n; ++i) {
+    const int t = row.tangent(i);
+    if (row.is_e(i)) {
       e_position = static_cast<int>(j);
       if (f_only) {
         j += static_cast<long>(m) * t;
         continue;
       }
     }
-    const double* xb = x + v.tangent_offset[b];
+    const double* xb = x + row.offset(i);
 #pragma unroll
     for (int a = 0; a < M; ++a) {
       if (a >= m) break;
@@ -98,7 +113,8 @@ LINALG_HD int row_times(const BlockSparseView& v, int r, const double* J, int st
 // rows_r = sum over residual r's cells of J x (f_only: its e-cell left out).
 LINALG_HD void row_product(const BlockSparseView& v, int r, const double* x, bool f_only, double* rows) {
   double acc[kMaxResidualBlockSize];
-  row_times(v, r, v.cell(v.row_start[r]), 1, x, f_only, acc);
+  const NaturalRow row(v, r);
+  row_times(row, row.cells() > 0 ? v.cell(row.first) : nullptr, 1, x, f_only, acc);
   double* out = rows + v.row_offset[r];
 #pragma unroll
   for (int a = 0; a < kMaxResidualBlockSize; ++a)
@@ -205,11 +221,12 @@ inline double warp_order_sum(const ChunkView& ch, int b, const double* partials,
 }
 
 // acc += J' y (norms: the squares of J's columns) for an m x t cell J read at J[j * stride] (row_times'
-// layouts); acc holds kMaxFBlockTangentSize values, t of them used.
+// layouts); acc holds T >= t values, t of them used.
+template <int T = kMaxFBlockTangentSize>
 LINALG_HD void cell_column_terms(const double* J, int stride, int m, int t, const double* y, bool norms, double* acc) {
   for (int a = 0; a < m; ++a)
 #pragma unroll
-    for (int j = 0; j < kMaxFBlockTangentSize; ++j)
+    for (int j = 0; j < T; ++j)
       if (j < t) {
         const double value = J[(a * t + j) * stride];
         acc[j] += value * (norms ? value : y[a]);

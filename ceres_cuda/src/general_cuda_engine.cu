@@ -311,20 +311,33 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     const ColumnTiles columns(product_chunks, f_chunks, cells_);
     std::size_t free_bytes = 0, total_bytes = 0;
     LINALG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if ((rows.num_values + columns.num_values) * sizeof(double) > free_bytes / 2 || rows.tiles() == 0) return;
-    d_row_tiles_.push_back(upload_array(rows.slot_residual, stream_));
-    d_row_tiles_.push_back(upload_array(rows.slot_e_block, stream_));
-    d_row_tiles_.push_back(upload_array(rows.tile_start, stream_));
-    d_row_tiles_.push_back(upload_array(rows.tile_base, stream_));
-    d_row_tiles_.push_back(upload_array(rows.tile_width, stream_));
-    d_row_tiles_.push_back(upload_array(columns.base, stream_));
-    d_row_tiles_.push_back(upload_array(columns.lane_residual, stream_));
-    row_values_ = DeviceVector<double>(std::max<long>(1, rows.num_values));
-    column_values_ = DeviceVector<double>(std::max<long>(1, columns.num_values));
-    row_tiles_ = {d_row_tiles_[0].as<int>(),  d_row_tiles_[1].as<int>(), d_row_tiles_[2].as<int>(),
-                  d_row_tiles_[3].as<long>(), d_row_tiles_[4].as<int>(), rows.tiles(),
-                  row_values_.data()};
-    column_tiles_ = {d_row_tiles_[5].as<long>(), d_row_tiles_[6].as<int>(), f_chunks, column_values_.data()};
+    const bool fits_int = cells_.num_rows < INT_MAX && n_ < INT_MAX && rows.row_entries <= kSlotFirstCell + 2 * 254;
+    const std::size_t bytes = (rows.num_values + columns.num_values) * sizeof(double) +
+                              (rows.slot_row.size() + 2 * columns.lane_row.size()) * sizeof(int);
+    if (!fits_int || bytes > free_bytes / 2 || rows.tiles() == 0) return;
+    TileBuffers& b = tile_buffers_;
+    b.slot_residual = upload_array(rows.slot_residual, stream_);
+    b.slot_e_block = upload_array(rows.slot_e_block, stream_);
+    b.slot_row = upload_array(rows.slot_row, stream_);
+    b.tile_start = upload_array(rows.tile_start, stream_);
+    b.tile_base = upload_array(rows.tile_base, stream_);
+    b.tile_width = upload_array(rows.tile_width, stream_);
+    b.column_base = upload_array(columns.base, stream_);
+    b.lane_row = upload_array(columns.lane_row, stream_);
+    b.lane_rows = upload_array(columns.lane_rows, stream_);
+    b.row_values = DeviceVector<double>(std::max<long>(1, rows.num_values));
+    b.column_values = DeviceVector<double>(std::max<long>(1, columns.num_values));
+    row_tiles_ = {b.slot_residual.as<int>(), b.slot_e_block.as<int>(), b.slot_row.as<int>(),
+                  static_cast<long>(rows.slot_residual.size()), b.tile_start.as<int>(), b.tile_base.as<long>(),
+                  b.tile_width.as<int>(), rows.tiles(), b.row_values.data()};
+    column_tiles_ = {b.column_base.as<long>(), b.lane_row.as<int>(), b.lane_rows.as<int>(), f_chunks,
+                     b.column_values.data()};
+    int max_f_tangent = 0;
+    for (int block = 0; block < s_.num_f_blocks; ++block)
+      max_f_tangent = std::max(max_f_tangent, cells_.tangent_size[block]);
+    column_shape_ = max_f_tangent <= 3 ? ColumnShape::Tangent3
+                    : max_f_tangent <= 9 ? ColumnShape::Tangent9
+                                         : ColumnShape::Bounds;
     tile_shape_ = rows.max_rows <= 2 && rows.max_e <= 3 ? TileShape::Rows2E3
                   : rows.max_rows <= 4                  ? TileShape::Rows4E4
                                                         : TileShape::Bounds;
@@ -351,16 +364,24 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     LINALG_CUDA_CHECK_LAUNCH();
   }
 
+  template <int T>
+  void column_pass() const {
+    if (column_tiles_.chunks == 0) return;
+    tile_column_kernel<T><<<blocks_for(static_cast<std::size_t>(column_tiles_.chunks) * kWarpLanes), kBlockThreads, 0,
+                            stream_>>>(view_, product_chunks_, column_tiles_, rows_.data(), product_partials_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
+
   void interleaved_schur(const double* x, double* out) const {
     switch (tile_shape_) {
       case TileShape::Rows2E3: point_pass<2, 3>(x); break;
       case TileShape::Rows4E4: point_pass<4, kMaxEBlockTangentSize>(x); break;
       case TileShape::Bounds: point_pass<kMaxResidualBlockSize, kMaxEBlockTangentSize>(x); break;
     }
-    if (column_tiles_.chunks > 0) {
-      tile_column_kernel<<<blocks_for(static_cast<std::size_t>(column_tiles_.chunks) * kWarpLanes), kBlockThreads, 0,
-                           stream_>>>(view_, product_chunks_, column_tiles_, rows_.data(), product_partials_.data());
-      LINALG_CUDA_CHECK_LAUNCH();
+    switch (column_shape_) {
+      case ColumnShape::Tangent3: column_pass<3>(); break;
+      case ColumnShape::Tangent9: column_pass<9>(); break;
+      case ColumnShape::Bounds: column_pass<kMaxFBlockTangentSize>(); break;
     }
     column_sum_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
                         stream_>>>(view_, product_chunks_, 0, s_.num_f_blocks, product_partials_.data(), out);
@@ -474,13 +495,18 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   std::vector<DeviceBuffer> d_product_chunks_, d_diagonal_chunks_;
   ChunkView product_chunks_{}, diagonal_chunks_{};  // ColumnChunks of products and norms, and of the preconditioner
   std::vector<int> product_chunk_start_;
-  // The Schur product's interleaved copies (make_tiles), and the bounds of the point pass's instance.
+  // The Schur product's interleaved copies (make_tiles), and the bounds of the passes' instances.
   enum class TileShape { Rows2E3, Rows4E4, Bounds };
-  std::vector<DeviceBuffer> d_row_tiles_;
+  struct TileBuffers {
+    DeviceBuffer slot_residual, slot_e_block, slot_row, tile_start, tile_base, tile_width, column_base, lane_row,
+        lane_rows;
+    DeviceVector<double> row_values, column_values;
+  } tile_buffers_;
   RowTilesView row_tiles_{};
   ColumnTilesView column_tiles_{};
-  DeviceVector<double> row_values_, column_values_;
   TileShape tile_shape_ = TileShape::Bounds;
+  enum class ColumnShape { Tangent3, Tangent9, Bounds };  // the column pass's bound on f-block sizes
+  ColumnShape column_shape_ = ColumnShape::Bounds;
   bool tiles_stale_ = true;
   ChunksBySize diagonal_chunks_by_size_;  // the diagonal chunks by tangent size, for their kernel's launches
   DeviceBuffer d_diagonal_chunks_by_size_;

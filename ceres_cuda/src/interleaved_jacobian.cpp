@@ -56,21 +56,42 @@ RowTiles::RowTiles(const SchurStructure& s, const JacobianCells& cells) {
         slot_e_block.push_back(-1);
       });
   close_tile();
-  for (const int r : slot_residual)
+  int max_cells = 0;
+  for (const int r : slot_residual) {
     max_rows = std::max(max_rows, static_cast<int>(cells.row_offset[r + 1] - cells.row_offset[r]));
+    max_cells = std::max(max_cells, cells.row_start[r + 1] - cells.row_start[r]);
+  }
+  row_entries = kSlotFirstCell + 2 * max_cells;
+  const long slots = static_cast<long>(slot_residual.size());
+  slot_row.assign(row_entries * slots, 0);
+  for (long q = 0; q < slots; ++q) {
+    const int r = slot_residual[q], first = cells.row_start[r], n = cells.row_start[r + 1] - first;
+    const int e_index = cells.e_cell[r] >= 0 ? cells.e_cell[r] - first : kNoECell;
+    slot_row[kSlotRowOffset * slots + q] = static_cast<int>(cells.row_offset[r]);
+    slot_row[kSlotRowShape * slots + q] =
+        pack_row_shape(static_cast<int>(cells.row_offset[r + 1] - cells.row_offset[r]), n, e_index);
+    for (int i = 0; i < n; ++i) {
+      const int b = cells.cells[first + i].block;
+      slot_row[(kSlotFirstCell + 2 * i) * slots + q] = static_cast<int>(cells.tangent_offset[b]);
+      slot_row[(kSlotFirstCell + 2 * i + 1) * slots + q] = cells.tangent_size[b];
+    }
+  }
 }
 
 ColumnTiles::ColumnTiles(const ColumnChunks& chunks, int num_chunks, const JacobianCells& cells) {
   base.resize(num_chunks);
   width.resize(num_chunks);
-  lane_residual.assign(static_cast<long>(num_chunks) * kWarpLanes, -1);
+  lane_row.assign(static_cast<long>(num_chunks) * kWarpLanes, 0);
+  lane_rows.assign(static_cast<long>(num_chunks) * kWarpLanes, 0);
   for (int k = 0; k < num_chunks; ++k) {
     const int t = cells.tangent_size[chunks.block[k]];
     long w = 0;
     for (int q = chunks.position[k]; q < chunks.position[k + 1]; ++q) {
       const int r = cells.cells[cells.column_cells[q]].residual;
-      lane_residual[static_cast<long>(k) * kWarpLanes + (q - chunks.position[k])] = r;
-      w = std::max(w, (cells.row_offset[r + 1] - cells.row_offset[r]) * t);
+      const long lane = static_cast<long>(k) * kWarpLanes + (q - chunks.position[k]);
+      lane_row[lane] = static_cast<int>(cells.row_offset[r]);
+      lane_rows[lane] = static_cast<int>(cells.row_offset[r + 1] - cells.row_offset[r]);
+      w = std::max(w, static_cast<long>(lane_rows[lane]) * t);
     }
     base[k] = num_values;
     width[k] = static_cast<int>(w);

@@ -19,9 +19,18 @@ namespace ceres_cuda::detail {
 // Values in residual r's row of cells (its cells lie contiguously in JacobianCells' values).
 long row_values(const JacobianCells& cells, int r);
 
+// What the point pass reads of a slot's row instead of JacobianCells' arrays, entry j of slot q at
+// j * slots + q: its offset in residual vectors; its size, cells and e-cell (packed by pack_row_shape);
+// per cell its block's tangent offset and size.
+constexpr int kSlotRowOffset = 0, kSlotRowShape = 1, kSlotFirstCell = 2;
+constexpr int kNoECell = 255;
+inline int pack_row_shape(int rows, int cells, int e_index) { return rows | cells << 8 | e_index << 16; }
+
 struct RowTiles {
   std::vector<int> slot_residual;  // residual blocks, e-block after e-block (residual order within one)
   std::vector<int> slot_e_block;   // per slot, its e-block, or -1
+  std::vector<int> slot_row;       // the slots' rows (see kSlotRowOffset), row_entries per slot
+  int row_entries = 0;             // 2 + 2 x the most cells of a row
   std::vector<int> tile_start;     // tile t: slots [tile_start[t], tile_start[t + 1])
   std::vector<long> tile_base;     // tile t's values from tile_base[t], round after round of 32 rows
   std::vector<int> tile_width;     // values per lane in a round: the most of the tile's rows
@@ -31,6 +40,7 @@ struct RowTiles {
 
   int tiles() const { return static_cast<int>(tile_width.size()); }
 
+  // Offsets in residual and tangent vectors must fit an int (the engine checks).
   RowTiles(const SchurStructure& s, const JacobianCells& cells);
 };
 
@@ -39,7 +49,9 @@ struct RowTiles {
 struct ColumnTiles {
   std::vector<long> base;
   std::vector<int> width;
-  std::vector<int> lane_residual;  // per chunk and lane (k * 32 + lane): the cell's residual, or -1
+  // Per chunk and lane (k * 32 + lane): the cell's residual's offset in residual vectors and its size
+  // (0 for a lane past the chunk's cells).
+  std::vector<int> lane_row, lane_rows;
   long num_values = 0;
 
   ColumnTiles(const ColumnChunks& chunks, int num_chunks, const JacobianCells& cells);

@@ -7,7 +7,8 @@
 //  2. the column pass, a warp per chunk of an f-block's cells: F'v per chunk, then the chunks of a
 //     block added in order (column_sum_kernel, with the damping).
 // Every sum has a fixed order for a given problem: the same bits run after run. Rows of at most M
-// values and e-blocks of at most E (bounds known when compiled) keep a lane's sums in registers.
+// values, e-blocks of at most E and f-blocks of at most T (bounds known when compiled) keep a lane's sums
+// in registers.
 #include "block_schur_math.h"
 #include "grid_stride.cuh"
 #include "linalg_cuda/internal/deterministic_reduce.cuh"
@@ -19,6 +20,8 @@ namespace {
 struct RowTilesView {
   const int* slot_residual;
   const int* slot_e_block;
+  const int* slot_row;
+  long slots;
   const int* tile_start;
   const long* tile_base;
   const int* tile_width;
@@ -28,7 +31,8 @@ struct RowTilesView {
 
 struct ColumnTilesView {
   const long* base;
-  const int* lane_residual;
+  const int* lane_row;
+  const int* lane_rows;
   int chunks;
   double* values;
 };
@@ -38,6 +42,25 @@ struct ColumnTilesView {
 __device__ __forceinline__ double* tile_row(const RowTilesView& t, int tile, int round, int lane) {
   return t.values + t.tile_base[tile] + static_cast<long>(round) * t.tile_width[tile] * kWarpLanes + lane;
 }
+
+// Slot q's row as row_times reads it, from RowTiles::slot_row: coalesced loads, where JacobianCells'
+// arrays take several dependent ones per cell.
+struct SlotRow {
+  const int* entries;
+  long slots, q;
+  int shape;
+
+  __device__ __forceinline__ SlotRow(const RowTilesView& t, int slot)
+      : entries(t.slot_row), slots(t.slots), q(slot), shape(t.slot_row[kSlotRowShape * t.slots + slot]) {}
+  __device__ __forceinline__ int entry(int j) const { return entries[j * slots + q]; }
+  __device__ __forceinline__ int rows() const { return shape & 255; }
+  __device__ __forceinline__ int cells() const { return (shape >> 8) & 255; }
+  __device__ __forceinline__ int e_index() const { return shape >> 16; }
+  __device__ __forceinline__ bool is_e(int i) const { return i == e_index(); }
+  __device__ __forceinline__ int tangent(int i) const { return entry(kSlotFirstCell + 2 * i + 1); }
+  __device__ __forceinline__ long offset(int i) const { return entry(kSlotFirstCell + 2 * i); }
+  __device__ __forceinline__ long row_offset() const { return entry(kSlotRowOffset); }
+};
 
 // Values in residual r's row (its cells lie contiguously from its first).
 __device__ __forceinline__ long device_row_values(const BlockSparseView& v, int r) {
@@ -90,22 +113,22 @@ __device__ __forceinline__ void apply_e_inverse(const BlockSparseView& v, const 
 
 // A lane's row: u = F x, and g = E'u when it has an e-block (e > 0). Returns the e-cell's position.
 template <int M, int E>
-__device__ __forceinline__ int lane_row(const BlockSparseView& v, int r, int e, const double* J, const double* x,
-                                        double (&u)[M], double (&g)[E]) {
-  const int e_position = row_times(v, r, J, kWarpLanes, x, true, u);
+__device__ __forceinline__ int lane_row(const SlotRow& row, int e, const double* J, const double* x, double (&u)[M],
+                                        double (&g)[E]) {
+  const int e_position = row_times(row, J, kWarpLanes, x, true, u);
 #pragma unroll
   for (int k = 0; k < E; ++k) g[k] = 0.0;
-  if (e > 0) cell_transpose_times(J + static_cast<long>(e_position) * kWarpLanes, kWarpLanes, v.rows(r), e, u, g);
+  if (e > 0) cell_transpose_times(J + static_cast<long>(e_position) * kWarpLanes, kWarpLanes, row.rows(), e, u, g);
   return e_position;
 }
 
 // v = u - E w (u alone without an e-block) into the rows' vector.
 template <int M, int E>
-__device__ __forceinline__ void lane_store(const BlockSparseView& v, int r, int e, const double* J, int e_position,
+__device__ __forceinline__ void lane_store(const SlotRow& row, int e, const double* J, int e_position,
                                            const double (&w)[E], double (&u)[M], double* rows) {
-  const int m = v.rows(r);
+  const int m = row.rows();
   if (e > 0) cell_times_subtract(J + static_cast<long>(e_position) * kWarpLanes, kWarpLanes, m, e, w, u);
-  double* out = rows + v.row_offset[r];
+  double* out = rows + row.row_offset();
 #pragma unroll
   for (int a = 0; a < M; ++a)
     if (a < m) out[a] = u[a];
@@ -119,16 +142,15 @@ __device__ __forceinline__ void whole_e_blocks_tile(const BlockSparseView& v, co
   const int lane = threadIdx.x % kWarpLanes;
   const int q = t.tile_start[tile] + lane;
   const bool active = q < t.tile_start[tile + 1];
-  const int r = active ? t.slot_residual[q] : -1;
+  const SlotRow row(t, active ? q : t.tile_start[tile]);
   const int p = active ? t.slot_e_block[q] : -1;
-  const int e = p >= 0 ? v.tangent_size[p] : 0;
+  const int e = p >= 0 ? row.tangent(row.e_index()) : 0;
   const double* J = tile_row(t, tile, 0, lane);
   double u[M], g[E], w[E];
-  int e_position = -1;
-  if (active) e_position = lane_row(v, r, e, J, x, u, g);
-  else
 #pragma unroll
-    for (int k = 0; k < E; ++k) g[k] = 0.0;
+  for (int k = 0; k < E; ++k) g[k] = 0.0;
+  int e_position = -1;
+  if (active) e_position = lane_row(row, e, J, x, u, g);
   const unsigned same = __match_any_sync(0xffffffffu, p >= 0 ? p : -2 - lane);
   const int head = __ffs(same) - 1, tail = 31 - __clz(same);
   // The scan's steps up to the tile's longest e-block only: the later ones would add nothing.
@@ -143,7 +165,7 @@ __device__ __forceinline__ void whole_e_blocks_tile(const BlockSparseView& v, co
   if (p >= 0 && lane == tail) apply_e_inverse(v, v_inverse, p, e, g, w);
 #pragma unroll
   for (int k = 0; k < E; ++k) w[k] = __shfl_sync(0xffffffffu, w[k], tail);
-  if (active) lane_store(v, r, e, J, e_position, w, u, rows);
+  if (active) lane_store(row, e, J, e_position, w, u, rows);
 }
 
 // One e-block p with more rows than lanes: E'u summed over rounds of 32 rows, then u formed again for v.
@@ -152,7 +174,9 @@ __device__ __forceinline__ void long_e_block_tile(const BlockSparseView& v, cons
                                                   const double* x, const double* v_inverse, double* rows) {
   const int lane = threadIdx.x % kWarpLanes;
   const int q0 = t.tile_start[tile], q1 = t.tile_start[tile + 1];
-  const int p = t.slot_e_block[q0], e = v.tangent_size[p];
+  const int p = t.slot_e_block[q0];
+  const SlotRow first(t, q0);
+  const int e = first.tangent(first.e_index());
   double u[M], g[E], w[E], total[E];
 #pragma unroll
   for (int k = 0; k < E; ++k) total[k] = 0.0;
@@ -160,7 +184,7 @@ __device__ __forceinline__ void long_e_block_tile(const BlockSparseView& v, cons
     const int q = q0 + round * kWarpLanes + lane;
 #pragma unroll
     for (int k = 0; k < E; ++k) g[k] = 0.0;
-    if (q < q1) lane_row(v, t.slot_residual[q], e, tile_row(t, tile, round, lane), x, u, g);
+    if (q < q1) lane_row(SlotRow(t, q), e, tile_row(t, tile, round, lane), x, u, g);
 #pragma unroll
     for (int k = 0; k < E; ++k) total[k] += linalg_cuda::detail::warp_sum(g[k]);  // meaningful on lane 0
   }
@@ -170,10 +194,10 @@ __device__ __forceinline__ void long_e_block_tile(const BlockSparseView& v, cons
   for (int round = 0; q0 + round * kWarpLanes < q1; ++round) {
     const int q = q0 + round * kWarpLanes + lane;
     if (q >= q1) continue;
-    const int r = t.slot_residual[q];
+    const SlotRow row(t, q);
     const double* J = tile_row(t, tile, round, lane);
-    const int e_position = lane_row(v, r, 0, J, x, u, g);
-    lane_store(v, r, e, J, e_position, w, u, rows);
+    const int e_position = lane_row(row, 0, J, x, u, g);
+    lane_store(row, e, J, e_position, w, u, rows);
   }
 }
 
@@ -189,20 +213,21 @@ __global__ void tile_point_pass_kernel(BlockSparseView v, RowTilesView t, const 
   }
 }
 
-// Chunk k's F_b'v at partials + k * stride: a lane per cell, the lanes' sums in warp_sum's tree.
+// Chunk k's F_b'v at partials + k * stride: a lane per cell, the lanes' sums in warp_sum's tree. T: a
+// bound on the f-blocks' tangent sizes.
+template <int T>
 __global__ void tile_column_kernel(BlockSparseView v, ChunkView ch, ColumnTilesView t, const double* rows,
                                    double* partials) {
   const int lane = threadIdx.x % kWarpLanes;
   CERES_CUDA_FOR_EACH_WARP(k, 0, t.chunks) {
-    double acc[kMaxFBlockTangentSize];
+    double acc[T];
 #pragma unroll
-    for (int j = 0; j < kMaxFBlockTangentSize; ++j) acc[j] = 0.0;
-    const int r = t.lane_residual[static_cast<long>(k) * kWarpLanes + lane];
-    const int b = ch.block[k], tb = v.tangent_size[b];
-    if (r >= 0)
-      cell_column_terms(t.values + t.base[k] + lane, kWarpLanes, v.rows(r), tb, rows + v.row_offset[r], false, acc);
+    for (int j = 0; j < T; ++j) acc[j] = 0.0;
+    const long l = static_cast<long>(k) * kWarpLanes + lane;
+    const int m = t.lane_rows[l], tb = v.tangent_size[ch.block[k]];
+    if (m > 0) cell_column_terms<T>(t.values + t.base[k] + lane, kWarpLanes, m, tb, rows + t.lane_row[l], false, acc);
 #pragma unroll
-    for (int j = 0; j < kMaxFBlockTangentSize; ++j)
+    for (int j = 0; j < T; ++j)
       if (j < tb) {
         const double sum = linalg_cuda::detail::warp_sum(acc[j]);
         if (lane == 0) partials[static_cast<long>(k) * ch.stride + j] = sum;

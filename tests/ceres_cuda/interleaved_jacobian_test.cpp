@@ -1,7 +1,8 @@
 // The plans of the Schur product's interleaved copies (interleaved_jacobian.h) against what they
 // promise: every residual block with cells at one slot, e-blocks whole and in residual order within a
 // tile of at most 32 rows (or alone), rows without an e-block last; every tile's values within its own
-// range of the copy, wide enough for its rows; the column chunks' lanes holding their cells' residuals.
+// range of the copy, wide enough for its rows; the slots' and the column chunks' lanes describing their
+// rows as JacobianCells does.
 // On the general test problems: long and short e-blocks, pose priors, shared intrinsics, mixed shapes.
 #include <gtest/gtest.h>
 
@@ -53,6 +54,18 @@ void expect_valid(const SchurStructure& s, const JacobianCells& cells, const Row
     for (int q = q0; q < q1; ++q) {
       const int r = t.slot_residual[q], p = t.slot_e_block[q];
       EXPECT_LE(row_values(cells, r), t.tile_width[tile]);
+      const long slots = static_cast<long>(t.slot_residual.size());
+      const int first = cells.row_start[r], n = cells.row_start[r + 1] - first;
+      const int e_index = cells.e_cell[r] >= 0 ? cells.e_cell[r] - first : kNoECell;
+      EXPECT_EQ(t.slot_row[kSlotRowOffset * slots + q], cells.row_offset[r]);
+      EXPECT_EQ(t.slot_row[kSlotRowShape * slots + q],
+                pack_row_shape(static_cast<int>(cells.row_offset[r + 1] - cells.row_offset[r]), n, e_index));
+      ASSERT_LE(kSlotFirstCell + 2 * n, t.row_entries);
+      for (int i = 0; i < n; ++i) {
+        const int b = cells.cells[first + i].block;
+        EXPECT_EQ(t.slot_row[(kSlotFirstCell + 2 * i) * slots + q], cells.tangent_offset[b]);
+        EXPECT_EQ(t.slot_row[(kSlotFirstCell + 2 * i + 1) * slots + q], cells.tangent_size[b]);
+      }
       EXPECT_LE(cells.row_offset[r + 1] - cells.row_offset[r], t.max_rows);
       if (p < 0) {
         EXPECT_LT(cells.e_cell[r], 0);
@@ -87,13 +100,15 @@ void expect_valid(const JacobianCells& cells, const ColumnChunks& chunks, int f_
     const int tangent = cells.tangent_size[chunks.block[k]];
     for (int lane = 0; lane < kWarpLanes; ++lane) {
       const int q = chunks.position[k] + lane;
-      const int r = t.lane_residual[static_cast<long>(k) * kWarpLanes + lane];
+      const long l = static_cast<long>(k) * kWarpLanes + lane;
       if (q >= chunks.position[k + 1]) {
-        EXPECT_EQ(r, -1);
+        EXPECT_EQ(t.lane_rows[l], 0);
         continue;
       }
-      EXPECT_EQ(r, cells.cells[cells.column_cells[q]].residual);
-      EXPECT_LE((cells.row_offset[r + 1] - cells.row_offset[r]) * tangent, t.width[k]);
+      const int r = cells.cells[cells.column_cells[q]].residual;
+      EXPECT_EQ(t.lane_row[l], cells.row_offset[r]);
+      EXPECT_EQ(t.lane_rows[l], cells.row_offset[r + 1] - cells.row_offset[r]);
+      EXPECT_LE(static_cast<long>(t.lane_rows[l]) * tangent, t.width[k]);
     }
   }
   EXPECT_EQ(t.num_values, next_base);

@@ -1,0 +1,75 @@
+#pragma once
+// What the reader harnesses share: a scratch file per process for readers that take a path, and the
+// judgement of an error. The library's typed errors are the expected outcome for bad input, with
+// three exceptions that the harness turns into a crash (a finding): an allocation failure or a
+// container-size failure that the reader wrapped into linalg_cuda::Error (the input made it reserve
+// more than the file backs), a ParseError naming another file, and a message too long to read.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "linalg_cuda/errors.h"
+
+namespace fuzz {
+
+// Prints why and aborts, so that libFuzzer records the input as a crash.
+[[noreturn]] inline void finding(const std::string& what) {
+  std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
+  std::abort();
+}
+
+// A file in $TMPDIR (or /tmp) named after the process, removed at exit. Each libFuzzer worker is
+// its own process, so parallel runs (-jobs, -fork) never share a file.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const char* suffix) {
+    const char* dir = std::getenv("TMPDIR");
+    path_ = std::string(dir && *dir ? dir : "/tmp") + "/cuda_solvers_fuzz_" + std::to_string(getpid()) + suffix;
+  }
+  ~ScratchFile() { std::remove(path_.c_str()); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  // Replaces the file's contents with [data, data + size).
+  const std::string& write(const void* data, size_t size) const {
+    std::FILE* file = std::fopen(path_.c_str(), "wb");
+    if (!file) finding("cannot create the scratch file " + path_ + ": " + std::strerror(errno));
+    const bool written = size == 0 || std::fwrite(data, 1, size, file) == size;
+    if (std::fclose(file) != 0 || !written) finding("cannot write the scratch file " + path_);
+    return path_;
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Messages say what failed and where; a message longer than this quotes the input instead (a field
+// printed whole, a number printed with hundreds of digits).
+constexpr size_t kMaxMessageBytes = 1024;
+
+// Checks a typed error thrown for `path`; returns its message without the path (the part that must
+// not depend on which file held the bytes).
+inline std::string checked_message(const linalg_cuda::Error& error, const std::string& path) {
+  const std::string what = error.what();
+  if (what.find(": not enough memory to read it") != std::string::npos ||
+      what.find(": too large to read (") != std::string::npos) {
+    finding("the reader ran out of memory or container size on a small input: " + what);
+  }
+  if (what.size() > path.size() + kMaxMessageBytes) {
+    finding("error message of " + std::to_string(what.size()) + " bytes: " + what.substr(0, 200) + "...");
+  }
+  if (const auto* parse = dynamic_cast<const linalg_cuda::ParseError*>(&error)) {
+    if (parse->file() != path) finding("ParseError names '" + parse->file() + "', not '" + path + "': " + what);
+    if (parse->line() < 0) finding("ParseError with a negative line: " + what);
+  }
+  if (what.compare(0, path.size(), path) != 0) finding("error message does not start with the file name: " + what);
+  return what.substr(path.size());
+}
+
+}  // namespace fuzz

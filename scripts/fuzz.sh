@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Fuzzes the library's file readers: builds the libFuzzer harnesses fuzz/*_fuzzer.cpp with clang,
+# AddressSanitizer and UndefinedBehaviorSanitizer into ${FUZZ_BUILD_DIR:-build-fuzz}, replays the inputs
+# that once crashed (fuzz/regressions/<harness>/), assembles each corpus (the hand-written seeds in
+# fuzz/seeds/<harness>/ and small inputs cut from ../shared/data or $CUDA_SOLVERS_DATA) and runs each
+# harness for SECONDS (default 60). Exits non-zero on any finding (crash, sanitizer report, uncaught
+# exception, leak, a run over -timeout or over -rss_limit_mb) and prints the reproducer's path.
+# Usage: scripts/fuzz.sh [SECONDS_PER_HARNESS]   (docs/reliability.md, "Fuzzing")
+#
+# The build is three direct clang++ commands, not a CMake project: each harness compiles only the one
+# or two reader sources it needs (none includes a CUDA header), and the main project's configuration
+# needs nvcc, OMPL and g++, none of which a fuzzing build wants. The growing corpus is kept in
+# $FUZZ_BUILD_DIR/corpus/<harness>/ between runs; the seeds are rebuilt every run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+data=${CUDA_SOLVERS_DATA:-../shared/data}
+cxx=${FUZZ_CXX:-clang++}
+command -v "$cxx" >/dev/null || { echo "error: $cxx not found (scripts/install_deps.sh installs clang)" >&2; exit 1; }
+mkdir -p "$build"
+
+flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -Ifuzz -Ilinalg_cuda/include -Ilinalg_cuda/internal/include -I/usr/include/eigen3)
+# FUZZ_HARNESSES="name ..." runs only those (all are built).
+read -r -a harnesses <<< "${FUZZ_HARNESSES:-linalg_cuda_matrix_market_fuzzer gridmap_cuda_carmen_log_fuzzer ceres_cuda_bal_problem_fuzzer}"
+# Longest input per harness: room for a few hundred Matrix Market entries or BAL observations, and for
+# a few CARMEN lines of 361 readings (about 2.5 KB each).
+declare -A max_len=([linalg_cuda_matrix_market_fuzzer]=8192 [gridmap_cuda_carmen_log_fuzzer]=16384
+                    [ceres_cuda_bal_problem_fuzzer]=8192)
+
+build_harness() {
+  local name=$1; shift
+  echo "== building $name"
+  "$cxx" "${flags[@]}" "fuzz/$name.cpp" "$@" -o "$build/$name"
+}
+build_harness linalg_cuda_matrix_market_fuzzer linalg_cuda/src/matrix_market.cpp
+build_harness gridmap_cuda_carmen_log_fuzzer -Igridmap_cuda/include gridmap_cuda/src/carmen_log.cpp -lz
+# bal_problem.cpp also holds BALProblem::add_to, which names Ceres' Problem and the library's cost
+# function: linking libceres and that one source keeps the reader's file as it is.
+build_harness ceres_cuda_bal_problem_fuzzer -Iceres_cuda/include ceres_cuda/src/bal_problem.cpp \
+  ceres_cuda/src/snavely_reprojection_error.cpp -lceres -lglog -lbz2
+
+# Seeds cut from the shared data: small, valid inputs of each format, so that the fuzzer starts past
+# the header checks. Missing data only makes the corpus smaller.
+seeds=$build/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{linalg_cuda_matrix_market_fuzzer,gridmap_cuda_carmen_log_fuzzer,ceres_cuda_bal_problem_fuzzer}
+if [[ -d $data ]]; then
+  for f in "$data"/matrices/*.mtx; do
+    [[ -f $f ]] || continue
+    for k in 8 60; do   # the banner, the comments, the first k entries and a size line that fits them
+      awk -v k="$k" 'NR == 1 || /^%/ { print; next }
+                     !sized { sized = 1; rows = $1; cols = $2; next }
+                     n < k { entry[n++] = $0 }
+                     END { print rows, cols, n; for (i = 0; i < n; ++i) print entry[i] }' "$f" \
+        > "$seeds/linalg_cuda_matrix_market_fuzzer/$(basename "$f" .mtx)_$k.mtx"
+    done
+  done
+  for f in "$data"/carmen/*.log.gz; do
+    [[ -f $f ]] || continue
+    base=$seeds/gridmap_cuda_carmen_log_fuzzer/$(basename "$f" .log.gz)
+    # pipefail: head closing the pipe early makes zcat fail; that is expected here.
+    { zcat "$f" | head -n 12 > "${base}_head.log"; } || true
+    { zcat "$f" | grep -m 3 '^FLASER' > "${base}_flaser.log"; } || true
+    gzip -c -1 "${base}_flaser.log" > "${base}_flaser.log.gz"
+  done
+  # BAL: the first k observations with their cameras and points renumbered from 0, a consistent
+  # problem of a few hundred values (the real files' cameras and points follow all observations).
+  cut_bal() {
+    awk -v k="$1" '
+      BEGIN { used_cameras = 0; used_points = 0; value = 0; seen = 0 }
+      NF == 0 { next }
+      NR == 1 { cameras = $1; points = $2; observations = $3; next }
+      seen < observations {
+        ++seen
+        if (seen <= k) {
+          if (!($1 in camera)) { camera[$1] = used_cameras; camera_of[used_cameras++] = $1 }
+          if (!($2 in point)) { point[$2] = used_points; point_of[used_points++] = $2 }
+          line[seen] = camera[$1] " " point[$2] " " $3 " " $4
+        }
+        next
+      }
+      {
+        for (i = 1; i <= NF; ++i) {
+          if (value < 9 * cameras) {
+            c = int(value / 9)
+            if (c in camera) camera_value[camera[c], value % 9] = $i
+          } else {
+            p = int((value - 9 * cameras) / 3)
+            if (p in point) point_value[point[p], (value - 9 * cameras) % 3] = $i
+          }
+          ++value
+        }
+      }
+      END {
+        n = seen < k ? seen : k
+        print used_cameras, used_points, n
+        for (o = 1; o <= n; ++o) print line[o]
+        for (c = 0; c < used_cameras; ++c)
+          for (j = 0; j < 9; ++j) print camera_value[c, j]
+        for (p = 0; p < used_points; ++p) print point_value[p, 0], point_value[p, 1], point_value[p, 2]
+      }'
+  }
+  for f in "$data"/bal/*.txt "$data"/bal/*.txt.bz2; do
+    [[ -f $f ]] || continue
+    base=$seeds/ceres_cuda_bal_problem_fuzzer/$(basename "$f" | sed 's/\.txt\(\.bz2\)\?$//')
+    for k in 10 40; do
+      if [[ $f == *.bz2 ]]; then bzcat "$f" | cut_bal "$k"; else cut_bal "$k" < "$f"; fi > "${base}_$k.txt"
+    done
+    bzip2 -c "${base}_10.txt" > "${base}_10.txt.bz2"
+  done
+else
+  echo "note: $data not found; the corpora start from fuzz/seeds only"
+fi
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+symbolizer=$(command -v llvm-symbolizer || true)
+[[ -n $symbolizer ]] && export ASAN_SYMBOLIZER_PATH=$symbolizer
+
+status=0
+summary=()
+for h in "${harnesses[@]}"; do
+  findings=$build/findings/$h
+  mkdir -p "$build/corpus/$h" "$findings" "$build/logs"
+  options=(-timeout=5 -rss_limit_mb=1024 -max_len="${max_len[$h]}" -dict="fuzz/$h.dict" -print_final_stats=1
+           -artifact_prefix="$findings/")
+  # The inputs that once crashed must now be read without a finding.
+  if compgen -G "fuzz/regressions/$h/*" >/dev/null; then
+    echo "== $h: replaying fuzz/regressions/$h"
+    if ! "$build/$h" -timeout=5 -rss_limit_mb=1024 fuzz/regressions/"$h"/* > "$build/logs/$h.regressions.log" 2>&1; then
+      tail -n 40 "$build/logs/$h.regressions.log"
+      echo "FINDING: $h fails on a regression input (log: $build/logs/$h.regressions.log)"
+      status=1
+      continue
+    fi
+  fi
+  echo "== $h: fuzzing for $seconds s"
+  log=$build/logs/$h.log
+  rm -f "$findings"/*
+  if "$build/$h" "${options[@]}" -max_total_time="$seconds" "$build/corpus/$h" "fuzz/seeds/$h" "$seeds/$h" \
+       > "$log" 2>&1; then
+    final=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true)
+    files=$(find "$build/corpus/$h" -type f | wc -l)
+    bytes=$(find "$build/corpus/$h" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+    summary+=("$h: ${final:-no DONE line} | corpus $files files, $bytes bytes")
+  else
+    tail -n 60 "$log"
+    for reproducer in "$findings"/*; do
+      [[ -e $reproducer ]] && echo "FINDING: $h: reproduce with $build/$h $reproducer"
+    done
+    echo "FINDING: $h stopped with a finding (log: $log)"
+    status=1
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit $status

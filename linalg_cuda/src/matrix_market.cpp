@@ -18,6 +18,7 @@
 
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/file_errors.h"
+#include "linalg_cuda/internal/readable.h"
 
 namespace linalg_cuda {
 namespace {
@@ -214,6 +215,66 @@ bool advance_to_data_line(LineReader& lines) {
   return false;
 }
 
+// Reads the `declared` entries that follow the size line and hands each to visit(i, j, value), 0-based;
+// `lines` then stands on the last entry's line.
+template <typename Visit>
+void read_entries(LineReader& lines, const Header& header, long long rows, long long cols, long long declared,
+                  const std::string& name, Visit&& visit) {
+  for (long long k = 0; k < declared; ++k) {
+    if (!advance_to_data_line(lines)) {
+      throw ParseError(name, lines.line_number(),
+                       "file ended after " + std::to_string(k) + " of " + std::to_string(declared) + " entries");
+    }
+    FieldScanner entry(lines, name);
+    const long long row = entry.next_integer("row index");
+    const long long col = entry.next_integer("column index");
+    double value = 1.0;
+    if (header.field == Field::Real) {
+      value = entry.next_real("value");
+    } else if (header.field == Field::Integer) {
+      value = static_cast<double>(entry.next_integer("value"));
+    }
+    entry.expect_end(header.field == Field::Pattern ? "'row col' (pattern entries have no value)" : "'row col value'");
+
+    if (row < 1 || row > rows) {
+      entry.fail("row index " + std::to_string(row) + " out of range 1.." + std::to_string(rows));
+    }
+    if (col < 1 || col > cols) {
+      entry.fail("column index " + std::to_string(col) + " out of range 1.." + std::to_string(cols));
+    }
+    if (header.symmetric && col > row) {
+      entry.fail("entry (" + std::to_string(row) + ", " + std::to_string(col) +
+                 ") is above the diagonal; a symmetric file stores only the lower triangle");
+    }
+    visit(static_cast<int>(row - 1), static_cast<int>(col - 1), value);
+  }
+}
+
+// Entry (row, col) of the assembled matrix is not finite: reads the entries again from `lines` (on the
+// size line), summing those of (row, col) in the order the assembly does, and fails at the line where
+// the sum leaves the range of double. Such files are rare, so finding the line costs a second pass
+// instead of a line number kept for every entry.
+[[noreturn]] void fail_on_overflowing_sum(LineReader& lines, const Header& header, long long rows, long long cols,
+                                          long long declared, const std::string& name, int row, int col) {
+  double sum = 0.0;
+  long last_line = lines.line_number();
+  read_entries(lines, header, rows, cols, declared, name, [&](int i, int j, double value) {
+    const bool here = (i == row && j == col) || (header.symmetric && j == row && i == col);
+    if (!here) return;
+    sum += value;
+    last_line = lines.line_number();
+    if (!std::isfinite(sum)) {
+      throw ParseError(name, last_line,
+                       "entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
+                           ") and its duplicates sum to " + detail::readable(sum) +
+                           " (duplicates are summed; the sum is beyond the range of double)");
+    }
+  });
+  throw ParseError(name, last_line,
+                   "entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
+                       ") and its duplicates sum to a value that is not finite");
+}
+
 CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) {
   LineReader lines(text);
   const Header header = parse_banner(lines, name);
@@ -251,38 +312,11 @@ CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) 
   }
   std::vector<Eigen::Triplet<double, int>> triplets;
   triplets.reserve(header.symmetric ? 2 * plausible : plausible);
-
-  for (long long k = 0; k < declared; ++k) {
-    if (!advance_to_data_line(lines)) {
-      throw ParseError(name, lines.line_number(),
-                       "file ended after " + std::to_string(k) + " of " + std::to_string(declared) + " entries");
-    }
-    FieldScanner entry(lines, name);
-    const long long row = entry.next_integer("row index");
-    const long long col = entry.next_integer("column index");
-    double value = 1.0;
-    if (header.field == Field::Real) {
-      value = entry.next_real("value");
-    } else if (header.field == Field::Integer) {
-      value = static_cast<double>(entry.next_integer("value"));
-    }
-    entry.expect_end(header.field == Field::Pattern ? "'row col' (pattern entries have no value)" : "'row col value'");
-
-    if (row < 1 || row > rows) {
-      entry.fail("row index " + std::to_string(row) + " out of range 1.." + std::to_string(rows));
-    }
-    if (col < 1 || col > cols) {
-      entry.fail("column index " + std::to_string(col) + " out of range 1.." + std::to_string(cols));
-    }
-    if (header.symmetric && col > row) {
-      entry.fail("entry (" + std::to_string(row) + ", " + std::to_string(col) +
-                 ") is above the diagonal; a symmetric file stores only the lower triangle");
-    }
-    const int i = static_cast<int>(row - 1);
-    const int j = static_cast<int>(col - 1);
+  const LineReader first_entry = lines;
+  read_entries(lines, header, rows, cols, declared, name, [&](int i, int j, double value) {
     triplets.emplace_back(i, j, value);
     if (header.symmetric && i != j) triplets.emplace_back(j, i, value);
-  }
+  });
 
   if (advance_to_data_line(lines)) {
     throw ParseError(name, lines.line_number(),
@@ -293,6 +327,18 @@ CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) 
   // setFromTriplets sums duplicates, which is what the Matrix Market convention asks for.
   matrix.setFromTriplets(triplets.begin(), triplets.end());
   matrix.makeCompressed();
+  // Every value is finite, but their sums need not be: duplicates of 1e308 add up to infinity.
+  for (int i = 0; i < matrix.outerSize(); ++i) {
+    for (CsrMatrix::InnerIterator it(matrix, i); it; ++it) {
+      if (!std::isfinite(it.value())) {
+        LineReader again = first_entry;
+        // A symmetric file names the entry by its place in the lower triangle, where the file has it.
+        const bool mirrored = header.symmetric && it.row() < it.col();
+        fail_on_overflowing_sum(again, header, rows, cols, declared, name, mirrored ? it.col() : it.row(),
+                                mirrored ? it.row() : it.col());
+      }
+    }
+  }
   return matrix;
 }
 

@@ -385,6 +385,18 @@ TEST(MatrixMarketMalformed, NonFiniteValues) {
   EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 1e999\n", 3, "not a finite number");
 }
 
+// Each value is finite, but duplicates are summed and their sum can overflow (found by the fuzzer,
+// fuzz/regressions/linalg_cuda_matrix_market_fuzzer/): the error names the line where the sum leaves
+// the range of double, and a symmetric file's entry by its place in the lower triangle.
+TEST(MatrixMarketMalformed, DuplicatesSummingBeyondTheRangeOfDouble) {
+  EXPECT_PARSE_ERROR(kGeneral + "2 2 2\n1 1 1e308\n1 1 1e308\n", 4, "entry (1, 1) and its duplicates sum to inf");
+  EXPECT_PARSE_ERROR(kSymmetric + "3 3 4\n2 1 -1e308\n3 3 1\n% c\n2 1 -1e308\n2 1 1\n", 6,
+                     "entry (2, 1) and its duplicates sum to -inf");
+  // Sums that stay finite are read.
+  TempFile finite(kGeneral + "1 1 3\n1 1 1e308\n1 1 -1e308\n1 1 1e308\n");
+  EXPECT_EQ(read_matrix_market(finite.path()).coeff(0, 0), 1e308);
+}
+
 TEST(MatrixMarketMalformed, NonNumericTokensAndWrongFieldCounts) {
   EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 abc\n", 3, "found 'abc'");
   EXPECT_PARSE_ERROR(kGeneral + "2 2 1\n1 1 1.5x\n", 3, "found '1.5x'");

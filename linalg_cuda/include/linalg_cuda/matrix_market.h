@@ -11,7 +11,8 @@ namespace linalg_cuda {
 // Reads FILE; symmetric files are expanded to both triangles. Duplicate entries are summed (as the
 // Matrix Market convention says). Throws ParseError with file and line on any malformed content:
 // missing or unsupported banner, bad size line, too few/too many entries, indices out of range,
-// non-numeric values, NaN/Inf values, entries above the diagonal in a symmetric file.
+// non-numeric values, NaN/Inf values, duplicates whose sum overflows, entries above the diagonal in a
+// symmetric file.
 CsrMatrix read_matrix_market(const std::string& path);
 // Same, from a stream; `name` is used in error messages.
 CsrMatrix read_matrix_market(std::istream& in, const std::string& name);

@@ -2,8 +2,8 @@
 // What the Levenberg-Marquardt loop (lm_minimizer.cpp) asks of the linear algebra: evaluate at the
 // current point, solve for a trust-region step, try it, accept it. Two families of implementations,
 // each on the CPU and on the GPU: the BAL shape's (cpu_engine.cpp, blocks in natural layout, OpenMP;
-// cuda_engine.cu, continuous-element layout) and the general structure's (general_cpu_engine.cpp,
-// general_cuda_engine.cu, on JacobianCells). Each keeps x, the candidate, residuals and the (scaled)
+// cuda_engine.cu, continuous-element layout, the fast path's problems only) and the general
+// structure's (general_cpu_engine.cpp, general_cuda_engine.cu, on JacobianCells). Each keeps x, the candidate, residuals and the (scaled)
 // Jacobian itself; the loop only sees scalars.
 #include <ceres/solver.h>
 
@@ -130,7 +130,9 @@ std::unique_ptr<BaEngine> make_general_cpu_engine(const SchurStructure& structur
 // Its GPU counterpart: cost functions on CPU threads, the linear algebra on the device. Throws
 // linalg_cuda::CudaError when no device is usable.
 std::unique_ptr<BaEngine> make_general_cuda_engine(const SchurStructure& structure, const EngineOptions& options);
-// Throws linalg_cuda::CudaError when no device is usable.
+// The fast path's GPU engine (layout.snavely: SnavelyReprojectionError everywhere, evaluated on the
+// device with the whole step). Throws linalg_cuda::CudaError when no device is usable and
+// linalg_cuda::InvalidArgument for a layout off the fast path.
 std::unique_ptr<BaEngine> make_cuda_engine(const BaLayout& layout, const EngineOptions& options);
 
 }  // namespace ceres_cuda::detail

@@ -35,6 +35,9 @@ std::string options_reason(const ceres::Solver::Options& o) {
   return "";
 }
 
+constexpr const char* kOffTheFastPath =
+    "not every residual block is a SnavelyReprojectionError (camera first) with one built-in loss or none";
+
 // One residual block as the analysis sees it.
 struct ResidualShape {
   double* camera = nullptr;
@@ -134,7 +137,8 @@ void number_points_camera_major(std::vector<BaResidual>* residuals, std::vector<
 
 }  // namespace
 
-std::string analyze_problem(const ceres::Solver::Options& options, ceres::Problem* problem, BaLayout* layout) {
+std::string analyze_problem(const ceres::Solver::Options& options, ceres::Problem* problem, BaLayout* layout,
+                            bool fast_path_only) {
   *layout = BaLayout{};
   if (std::string reason = options_reason(options); !reason.empty()) return reason;
   if (problem == nullptr) return "problem is null";
@@ -175,6 +179,12 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   }
   const int residual_size = reference.cost->num_residuals();
   const ceres::LossFunction* reference_loss = problem->GetLossFunctionForResidualBlock(residual_ids[0]);
+  // (A residual of constant blocks only is not evaluated, and may be of any kind.)
+  const bool reference_varies =
+      !problem->IsParameterBlockConstant(reference.camera) || !problem->IsParameterBlockConstant(reference.point);
+  if (fast_path_only && reference_varies &&
+      !(reference.point_slot == 1 && typeid(*reference.cost) == typeid(SnavelyReprojectionError)))
+    return kOffTheFastPath;
   BlockUseTable table(static_cast<std::size_t>(problem->NumParameterBlocks()));
   const std::unique_ptr<ResidualUse[]> uses = uninitialised_array<ResidualUse>(count);
   std::vector<std::string> thread_reason(omp_get_max_threads());
@@ -379,7 +389,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
     }
   }
   phase("fast path's check");
-  return "";
+  return fast_path_only && !layout->snavely ? kOffTheFastPath : "";
 }
 
 }  // namespace ceres_cuda::detail

@@ -56,7 +56,11 @@ struct BaLayout {
   bool point_is_variable(int p) const { return p < variable_points; }
 };
 
-// "" when the problem and options fit; otherwise the reason, for the log and the summary.
-std::string analyze_problem(const ceres::Solver::Options& options, ceres::Problem* problem, BaLayout* layout);
+// "" when the problem and options fit; otherwise the reason, for the log and the summary. With
+// fast_path_only, a problem off the fast path (layout->snavely false) does not fit either, and the
+// analysis says so as soon as its first residual block tells (ceres_cuda::Solve gives the others to the
+// general engine, and the pass over millions of residuals would be wasted).
+std::string analyze_problem(const ceres::Solver::Options& options, ceres::Problem* problem, BaLayout* layout,
+                            bool fast_path_only = false);
 
 }  // namespace ceres_cuda::detail

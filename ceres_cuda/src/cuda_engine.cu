@@ -9,10 +9,9 @@
 // anywhere and a solve gives the same bits run after run. Residuals are camera-major, so a camera's
 // residuals are one contiguous run.
 //
-// Fast path (every residual a SnavelyReprojectionError, one built-in loss or none): residuals,
-// Jacobians, the loss and the whole step stay on the device; only scalars come back. Generic path:
-// cost functions run on CPU threads (GenericEvaluator), their Jacobians are uploaded, and the step
-// delta comes back for the next evaluation.
+// It takes the fast path's problems (every residual a SnavelyReprojectionError, one built-in loss or
+// none): residuals, Jacobians, the loss and the whole step stay on the device; only scalars come back.
+// Every other problem, BAL-shaped or not, runs on the general engine (general_cuda_engine.cu).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,7 +27,6 @@
 #include "camera_gather_kernels.cuh"
 #include "device_reductions.cuh"
 #include "engine_kernel_support.cuh"
-#include "generic_evaluator.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cuda_check.h"
@@ -123,35 +121,6 @@ __global__ void __launch_bounds__(kThreads) snavely_kernel(Shape s, const double
   }
 }
 
-// Natural-layout Jacobians from the generic evaluator -> continuous-element layout.
-__global__ void transpose_kernel(const double* __restrict__ in, int R, int width, double* __restrict__ out) {
-  const std::size_t total = static_cast<std::size_t>(R) * width;
-  for (std::size_t t = blockIdx.x * std::size_t(kThreads) + threadIdx.x; t < total; t += std::size_t(gridDim.x) * kThreads) {
-    const std::size_t i = t / width, k = t % width;
-    out[k * R + i] = in[t];
-  }
-}
-
-// out_c = sum_i F_i' v_i, v_i = f_i - E_i w_p (w null: v_i = f_i). One warp per camera (the block
-// sizes other than BAL's; camera_gather_kernels.cuh has those).
-__global__ void __launch_bounds__(kThreads) camera_gather_kernel(Shape s, const double* __restrict__ F,
-                                                                 const double* __restrict__ E,
-                                                                 const double* __restrict__ f,
-                                                                 const double* __restrict__ w, double* __restrict__ out) {
-  const int lane = threadIdx.x & 31;
-  for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
-    double acc[kMaxCameraSize];
-    for (int k = 0; k < s.c; ++k) acc[k] = 0.0;
-    const ResidualRange r{s.camera_residuals, s.camera_start[cam] + lane, s.camera_start[cam + 1], 32};
-    camera_gather(soa(F, s.R), s.m, s.c, r,
-                  [&](int i, int a) { return f[static_cast<std::size_t>(a) * s.R + i] - point_term(s, E, i, a, w); }, acc);
-    for (int k = 0; k < s.c; ++k) {
-      const double total = warp_sum(acc[k]);
-      if (lane == 0) out[cam_at(s, cam, k)] = total;
-    }
-  }
-}
-
 // The gradient's point part, out_p = sum_i E_i' f_i, and the squared column norms of E (one thread per
 // point).
 __global__ void __launch_bounds__(kThreads) point_gradient_kernel(Shape s, const double* __restrict__ E,
@@ -189,35 +158,6 @@ __global__ void scaled_point_inverse_kernel(Shape s, const double* __restrict__ 
       for (int q = 0; q < 3; ++q) v += Vinv[static_cast<std::size_t>(3 * r + q) * s.P + p] * sg[q];
       out[pt_at(s, p, r)] = v;
     }
-  }
-}
-
-// Squared column norms: cameras (warp per camera), points (thread per point).
-__global__ void __launch_bounds__(kThreads) camera_column_norms_kernel(Shape s, const double* __restrict__ F,
-                                                                       double* __restrict__ out) {
-  const int lane = threadIdx.x & 31;
-  for (int cam = (blockIdx.x * kThreads + threadIdx.x) / 32; cam < s.C; cam += gridDim.x * kWarpsPerBlock) {
-    // All the columns in one sweep over the camera's residuals: each lane has all of a residual's
-    // loads in flight at once (a sweep per column left them one at a time, at a few thousand warps).
-    double acc[kMaxCameraSize];
-#pragma unroll
-    for (int k = 0; k < kMaxCameraSize; ++k) acc[k] = 0.0;
-    for (int t = s.camera_start[cam] + lane; t < s.camera_start[cam + 1]; t += 32) {
-      const int i = s.camera_residuals[t];
-      for (int a = 0; a < s.m; ++a)
-#pragma unroll
-        for (int k = 0; k < kMaxCameraSize; ++k)
-          if (k < s.c) {
-            const double v = F[static_cast<std::size_t>(a * s.c + k) * s.R + i];
-            acc[k] += v * v;
-          }
-    }
-#pragma unroll
-    for (int k = 0; k < kMaxCameraSize; ++k)
-      if (k < s.c) {
-        const double total = warp_sum(acc[k]);
-        if (lane == 0) out[cam_at(s, cam, k)] = total;
-      }
   }
 }
 
@@ -368,8 +308,8 @@ struct DirectionUpdate {
 };
 
 // S x = (U + D^2 - W V^-1 W') x, matrix-free (Ceres' ImplicitSchurComplement::RightMultiply). Inside
-// the PCG its products return at once after the stop, and on the fast path they take the CG's
-// direction update and p'Ap too (FusedCgOperator).
+// the PCG its products return at once after the stop, and they take the CG's direction update and
+// p'Ap too (FusedCgOperator).
 class SchurOperator final : public linalg_cuda::LinearOperator, public linalg_cuda::FusedCgOperator {
  public:
   explicit SchurOperator(const CudaEngine& engine) : engine_(engine) {}
@@ -377,8 +317,8 @@ class SchurOperator final : public linalg_cuda::LinearOperator, public linalg_cu
   std::size_t cols() const override { return rows(); }
   void apply(const DeviceVector<double>& x, DeviceVector<double>& y) const override { apply_unless_stopped(x, y, nullptr); }
   void apply_unless_stopped(const DeviceVector<double>& x, DeviceVector<double>& y, const int* stopped) const override;
-  // On the fast path, the PCG's direction update in the cameras' records kernel and its p'Ap in the
-  // cameras' sums (the product's first and last kernels): two launches fewer a PCG iteration.
+  // The PCG's direction update in the cameras' records kernel and its p'Ap in the cameras' sums (the
+  // product's first and last kernels): two launches fewer a PCG iteration.
   bool apply_cg_step(const linalg_cuda::CgProductStep& step) const override;
 
  private:
@@ -422,8 +362,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     host_points_.resize(layout.points.size() * 3);
     gather_blocks(layout.cameras, c, host_cameras_.data());
     gather_blocks(layout.points, 3, host_points_.data());
-    fast_ = layout.snavely;
-    if (fast_) {
+    {
       cameras_ = DeviceVector<double>(host_cameras_);
       points_ = DeviceVector<double>(host_points_);
       candidate_cameras_ = cameras_.copy();
@@ -434,19 +373,10 @@ class CudaEngine final : public BaEngine, public EngineInspection {
       deinterleave_kernel<<<blocks_for(R), kThreads, 0, stream_>>>(R, interleaved.data(), observations_.data());
       LINALG_CUDA_CHECK_LAUNCH();
       LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before interleaved is freed
-    } else {
-      evaluator_ = std::make_unique<GenericEvaluator>(layout_, index_, options.num_threads);
-      host_candidate_cameras_ = host_cameras_;
-      host_candidate_points_ = host_points_;
-      host_f_.resize(static_cast<std::size_t>(R) * m);
-      host_F_.assign(static_cast<std::size_t>(R) * m * c, 0.0);
-      host_E_.assign(static_cast<std::size_t>(R) * m * 3, 0.0);
-      host_delta_.resize(n_);
-      staging_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * std::max(c, 3));
     }
     phase("parameters and observations");
     f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
-    if (fast_) candidate_f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
+    candidate_f_ = DeviceVector<double>(static_cast<std::size_t>(R) * m, 0.0);
     F_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * c, 0.0);
     E_ = DeviceVector<double>(static_cast<std::size_t>(R) * m * 3, 0.0);
     cost_ = DeviceVector<double>(std::max(1, R), 0.0);
@@ -460,14 +390,13 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     Vinv_ = DeviceVector<double>(std::max<std::size_t>(1, 9 * static_cast<std::size_t>(index_.points)), 0.0);
     point_tmp_ = DeviceVector<double>(std::max<std::size_t>(1, 3 * static_cast<std::size_t>(index_.points)), 0.0);
     point_w_ = point_tmp_.copy();
-    if (fast_) w_by_point_ = point_tmp_.copy();
-    {  // The Schur product's passes: on the fast path the point pass's grouped tiles, the frames and the
-       // compact views by position and in residual order (snavely_schur_kernels.cuh); otherwise the
-       // point pass's tiles, v and the point-order copies of F and E.
+    w_by_point_ = point_tmp_.copy();
+    {  // The Schur product's passes: the point pass's grouped tiles, the frames and the compact views by
+       // position and in residual order (snavely_schur_kernels.cuh).
       phase("Jacobian and vector storage");
       slots_ = index_.point_start.back();
       const std::size_t slots = std::max(1, slots_), residuals = std::max(1, R);
-      if (fast_) {
+      {
         grouped_point_tiles();
         // The camera pass's ring (53 KB a block at 4 residuals in flight) is over the default 48 KB.
         LINALG_CUDA_CHECK(cudaFuncSetAttribute(staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>,
@@ -483,19 +412,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
           corrections_by_position_ = DeviceVector<double>(slots * 4, 0.0);
           corrections_by_residual_ = DeviceVector<double>(residuals * 4, 0.0);
         }
-      } else {
-        const std::vector<int> tile_start = make_point_tiles(index_.point_start);
-        tiles_ = static_cast<int>(tile_start.size()) - 1;
-        tile_start_ = DeviceVector<int>(tile_start);
-        slot_point_ = DeviceVector<int>(slots, 0);
-        slot_camera_ = DeviceVector<int>(slots, -1);
-        residual_slot_ = DeviceVector<int>(residuals, -1);
-        point_order_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, slot_point_.data(), slot_camera_.data(),
-                                                                            residual_slot_.data());
-        LINALG_CUDA_CHECK_LAUNCH();
-        v_ = DeviceVector<double>(slots * m, 0.0);
-        F_by_point_ = DeviceVector<double>(slots * m * c, 0.0);
-        E_by_point_ = DeviceVector<double>(slots * m * 3, 0.0);
       }
     }
     phase("point order");
@@ -516,8 +432,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     chunk_begin_ = DeviceVector<int>(chunk_begin);
     chunk_camera_ = upload_index(chunk_camera);
     camera_chunk_start_ = DeviceVector<int>(camera_chunk_start);
-    // The camera pass's c sums per chunk (per warp of the chunk's block on the fast path), or
-    // camera_sums' 2 c.
+    // The camera pass's c sums per chunk and warp of the chunk's block, or camera_sums' 2 c.
     partial_ = DeviceVector<double>(
         std::max<std::size_t>(1, static_cast<std::size_t>(chunks_) * std::max(2, camera_pass_parts()) * c), 0.0);
     if (chunked_camera_blocks())
@@ -537,7 +452,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
 
   bool evaluate_at_x(double* cost) override {
     const auto start = std::chrono::steady_clock::now();
-    const bool ok = evaluate(true, cost);
+    const bool ok = evaluate_fast(cameras_.data(), points_.data(), true, cost);
     jacobian_changed_ = true;
     counters_.jacobian_seconds += seconds_since(start);
     ++counters_.jacobian_evaluations;
@@ -560,12 +475,12 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     return true;
   }
 
-  // Ceres computes the scaling once, from the first Jacobian; on the fast path the evaluations after it
-  // store the scaled Jacobian straight away (scaled_evaluation_), and there is nothing left to scale.
+  // Ceres computes the scaling once, from the first Jacobian; the evaluations after it store the scaled
+  // Jacobian straight away (scaled_evaluation_), and there is nothing left to scale.
   void compute_jacobi_scaling() override {
     scaling_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(n_, norms_.data(), scaling_.data());
     LINALG_CUDA_CHECK_LAUNCH();
-    scaled_evaluation_ = fast_;
+    scaled_evaluation_ = true;
   }
 
   void apply_jacobi_scaling() override {
@@ -575,10 +490,10 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     jacobian_scaled_ = true;
   }
 
-  // After every Jacobian (and its scaling), what the Schur product reads: the point-order copies of E
-  // and F, or on the fast path the cameras' frames and the compact views in both orders.
+  // After every Jacobian (and its scaling), what the Schur product reads: the cameras' frames and the
+  // compact views in both orders.
   void refresh_schur_inputs() {
-    if (fast_) {
+    {
       const int cameras = static_cast<int>(layout_.cameras.size());
       camera_frames_kernel<<<blocks_for(cameras), kThreads, 0, stream_>>>(cameras, cameras_.data(), frames_.data());
       LINALG_CUDA_CHECK_LAUNCH();
@@ -592,14 +507,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
       views(slots_, position_residual_.data(), views_by_position_, corrections_by_position_);
       views(shape_.R, nullptr, views_by_residual_, corrections_by_residual_);
     }
-    if (fast_ || slots_ == 0) return;
-    const auto gather = [&](int entries, const DeviceVector<double>& stored, DeviceVector<double>& by_point) {
-      gather_by_point_kernel<<<blocks_for(static_cast<std::size_t>(slots_) * entries), kThreads, 0, stream_>>>(
-          shape_, entries, stored.data(), by_point.data());
-      LINALG_CUDA_CHECK_LAUNCH();
-    };
-    gather(shape_.m * shape_.c, F_, F_by_point_);
-    gather(shape_.m * 3, E_, E_by_point_);
   }
 
   StepResult solve_step(double radius, bool reuse_diagonal) override {
@@ -618,7 +525,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     point_blocks_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(shape_, E_.data(), d2_.data() + camera_values_,
                                                                        Vinv_.data(), counts);
     LINALG_CUDA_CHECK_LAUNCH();
-    if (fast_) {
+    {
       scaled_point_inverse_blocks_kernel<<<blocks_for(shape_.P), kThreads, 0, stream_>>>(
           shape_, Vinv_.data(), scaling_.data() + camera_values_, scaled_Vinv_.data());
       LINALG_CUDA_CHECK_LAUNCH();
@@ -654,40 +561,22 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     counters_.singular_point_blocks += host_counts[0];
     counters_.singular_camera_blocks += host_counts[1];
     result.finite = host_counts[2] == 0;
-    if (usable && !fast_) delta_.download(host_delta_.data(), n_);
     counters_.linear_seconds += seconds_since(start);
     return result;
   }
 
   bool evaluate_candidate(double* cost) override {
     const auto start = std::chrono::steady_clock::now();
-    bool ok;
-    if (fast_) {
-      apply_delta_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(shape_, cameras_.data(), points_.data(), delta_.data(),
-                                                                   candidate_cameras_.data(), candidate_points_.data());
-      LINALG_CUDA_CHECK_LAUNCH();
-      ok = evaluate_fast(candidate_cameras_.data(), candidate_points_.data(), false, cost);
-    } else {
-      host_candidate_cameras_ = host_cameras_;
-      host_candidate_points_ = host_points_;
-      const std::vector<double> delta = to_natural(host_delta_);
-      for (std::size_t k = 0; k < camera_values_; ++k) host_candidate_cameras_[k] += delta[k];
-      for (std::size_t k = camera_values_; k < n_; ++k) host_candidate_points_[k - camera_values_] += delta[k];
-      ok = evaluator_->evaluate(host_candidate_cameras_.data(), host_candidate_points_.data(), host_f_.data(), nullptr,
-                                nullptr, cost);
-    }
+    apply_delta_kernel<<<blocks_for(n_), kThreads, 0, stream_>>>(shape_, cameras_.data(), points_.data(), delta_.data(),
+                                                                 candidate_cameras_.data(), candidate_points_.data());
+    LINALG_CUDA_CHECK_LAUNCH();
+    const bool ok = evaluate_fast(candidate_cameras_.data(), candidate_points_.data(), false, cost);
     counters_.residual_seconds += seconds_since(start);
     ++counters_.residual_evaluations;
     return ok;
   }
 
   double x_norm() override {
-    if (!fast_) {
-      double sum = 0.0;
-      for (std::size_t k = 0; k < camera_values_; ++k) sum += host_cameras_[k] * host_cameras_[k];
-      for (std::size_t k = 0; k < n_ - camera_values_; ++k) sum += host_points_[k] * host_points_[k];
-      return std::sqrt(sum);
-    }
     return std::sqrt(device_sum(cameras_.data(), camera_values_, true) +
                      device_sum(points_.data(), n_ - camera_values_, true));
   }
@@ -695,21 +584,14 @@ class CudaEngine final : public BaEngine, public EngineInspection {
   double delta_norm() override { return std::sqrt(device_sum(delta_.data(), n_, true)); }
 
   void accept_candidate() override {
-    if (fast_) {
-      std::swap(cameras_, candidate_cameras_);
-      std::swap(points_, candidate_points_);
-    } else {
-      host_cameras_.swap(host_candidate_cameras_);
-      host_points_.swap(host_candidate_points_);
-    }
+    std::swap(cameras_, candidate_cameras_);
+    std::swap(points_, candidate_points_);
   }
 
   void write_parameters() override {
     const int c = index_.camera_size;
-    if (fast_) {
-      cameras_.download(host_cameras_.data(), host_cameras_.size());
-      points_.download(host_points_.data(), host_points_.size());
-    }
+    cameras_.download(host_cameras_.data(), host_cameras_.size());
+    points_.download(host_points_.data(), host_points_.size());
     scatter_blocks(host_cameras_.data(), c, index_.cameras, layout_.cameras);
     scatter_blocks(host_points_.data(), 3, index_.points, layout_.points);
   }
@@ -769,9 +651,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     return out;
   }
   std::string description() const override {
-    return fast_ ? "cuda, fast path (SnavelyReprojectionError and the loss evaluated on the GPU)"
-                 : "cuda, generic path (cost functions on " + std::to_string(options_.num_threads) +
-                       " CPU thread(s), Jacobians uploaded)";
+    return "cuda, fast path (SnavelyReprojectionError and the loss evaluated on the GPU)";
   }
 
   // For the operator.
@@ -780,13 +660,11 @@ class CudaEngine final : public BaEngine, public EngineInspection {
   cudaStream_t stream() const { return stream_; }
   const double* d2() const { return d2_.data(); }
   // The Schur product's passes (schur_product_kernels.cuh), launched on the stream. The point pass at
-  // x leaves, on the fast path, w~ = s_p .* V^-1 E'F x per point, from which the camera pass forms v;
-  // otherwise v per slot, which the camera pass gathers. `stopped`: the CG's status inside its loop
-  // (the kernels return at once when it is nonzero), else null.
-  // `update`: inside the PCG on the fast path, x is its direction, updated first (camera_records_kernel).
+  // x leaves w~ = s_p .* V^-1 E'F x per point, from which the camera pass forms v. `stopped`: the CG's
+  // status inside its loop (the kernels return at once when it is nonzero), else null.
+  // `update`: inside the PCG, x is its direction, updated first (camera_records_kernel).
   void product_point_pass(const double* x, const int* stopped, const DirectionUpdate& update = {}) const {
-    if (fast_) point_pass<PointPassResult::kPerPointScaled>(x, const_cast<double*>(w_by_point_.data()), stopped, update);
-    else point_pass<PointPassResult::kPerSlot>(x, nullptr, stopped);
+    point_pass<PointPassResult::kPerPointScaled>(x, const_cast<double*>(w_by_point_.data()), stopped, update);
   }
 
   // The back-substitution's part that depends on the camera step: w = V^-1 E'F y_c per point
@@ -797,58 +675,32 @@ class CudaEngine final : public BaEngine, public EngineInspection {
 
   template <PointPassResult kResult>
   void point_pass(const double* x, double* point_result, const int* stopped, const DirectionUpdate& update = {}) const {
-    if (fast_) {
-      if constexpr (kResult != PointPassResult::kPerSlot) {
-        // The records first, even without points to pass over: the camera pass reads them too, and
-        // inside the PCG they update its direction.
-        const SnavelyPointTerms terms = snavely_point_terms(x, point_result, stopped, update);
-        if (grouped_.tiles == 0) return;
-        LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
-            grouped_point_pass_kernel<SnavelyPointTerms, kResult>, grouped_point_blocks_, kThreads,
-            grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_, terms, grouped_, Vinv_.data(), stopped));
-        if (many_item_tiles_ > 0)
-          LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
-              many_items_point_pass_kernel<SnavelyPointTerms, kResult>,
-              blocks_for(32 * static_cast<std::size_t>(many_item_tiles_)), kThreads, 0, stream_, terms, grouped_,
-              many_item_tile_list_.data(), many_item_tiles_, Vinv_.data(), stopped));
-      }
-    } else if constexpr (kResult != PointPassResult::kPerPointScaled) {
-      if (tiles_ == 0) return;
-      const unsigned blocks = blocks_for(32 * static_cast<std::size_t>(tiles_));
-      if (shape_.m == 2 && shape_.c == 9)  // BAL-sized blocks: kernels compiled for those sizes
-        point_pass_kernel<StoredPointTerms<2, 9>, kResult><<<blocks, kThreads, 0, stream_>>>(
-            stored_point_terms<2, 9>(x, point_result), tile_start_.data(), slot_point_.data(), tiles_, Vinv_.data(),
-            stopped);
-      else  // anything else: the largest sizes supported
-        point_pass_kernel<StoredPointTerms<kMaxResidualSize, kMaxCameraSize>, kResult><<<blocks, kThreads, 0, stream_>>>(
-            stored_point_terms<kMaxResidualSize, kMaxCameraSize>(x, point_result), tile_start_.data(),
-            slot_point_.data(), tiles_, Vinv_.data(), stopped);
-    }
-    LINALG_CUDA_CHECK_LAUNCH();
+    // The records first, even without points to pass over: the camera pass reads them too, and inside
+    // the PCG they update its direction.
+    const SnavelyPointTerms terms = snavely_point_terms(x, point_result, stopped, update);
+    if (grouped_.tiles == 0) return;
+    LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
+        grouped_point_pass_kernel<SnavelyPointTerms, kResult>, grouped_point_blocks_, kThreads,
+        grouped_point_pass_shared_bytes<SnavelyPointTerms>(), stream_, terms, grouped_, Vinv_.data(), stopped));
+    if (many_item_tiles_ > 0)
+      LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
+          many_items_point_pass_kernel<SnavelyPointTerms, kResult>,
+          blocks_for(32 * static_cast<std::size_t>(many_item_tiles_)), kThreads, 0, stream_, terms, grouped_,
+          many_item_tile_list_.data(), many_item_tiles_, Vinv_.data(), stopped));
   }
 
   // The camera pass: per chunk, the sums of F' v over its residuals into partial().
-  void camera_pass(const double* x, const int* stopped) const {
+  void camera_pass(const int* stopped) const {
     const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
-    double* partial = const_cast<double*>(partial_.data());
-    if (fast_)
-      LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
-          staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>, blocks, kThreads,
-          staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_, snavely_camera_terms(),
-          chunk_begin_.data(), chunk_camera_.data(), chunks_, partial, shape_.c, stopped));
-    else if (shape_.m == 2 && shape_.c == 9)
-      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<9>(x), chunk_begin_.data(), chunks_, partial,
-                                                            shape_.c, stopped);
-    else
-      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(stored_camera_terms<kMaxCameraSize>(x), chunk_begin_.data(), chunks_,
-                                                            partial, shape_.c, stopped);
-    LINALG_CUDA_CHECK_LAUNCH();
+    LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(
+        staged_camera_chunk_kernel<SnavelyCameraTerms, SnavelyCameraTerms::kRing>, blocks, kThreads,
+        staged_camera_shared_bytes<SnavelyCameraTerms, SnavelyCameraTerms::kRing>(), stream_, snavely_camera_terms(),
+        chunk_begin_.data(), chunk_camera_.data(), chunks_, const_cast<double*>(partial_.data()), shape_.c, stopped));
   }
 
   const int* camera_chunk_start() const { return camera_chunk_start_.data(); }
   // The camera pass's parts per chunk in partial() (staged_camera_chunk_kernel's, a part per warp).
-  int camera_pass_parts() const { return fast_ ? kWarpsPerBlock : 1; }
-  bool fast() const { return fast_; }
+  int camera_pass_parts() const { return kWarpsPerBlock; }
   // Where the product's last kernel sums p'Ap into `sum`.
   ChunkSumDot pap_reduction(double* sum) const {
     double* partials = const_cast<double*>(pap_partials_.data());
@@ -857,7 +709,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
   double* partial() const { return const_cast<double*>(partial_.data()); }
 
  private:
-  // The fast path's point pass's tiles and items (grouped_point_tiles.h), built on the host from the
+  // The point pass's tiles and items (grouped_point_tiles.h), built on the host from the
   // index on the set-up's threads, and its launch shape: as many blocks as fit at once, whose warps
   // walk the tiles.
   void grouped_point_tiles() {
@@ -894,15 +746,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
         1, std::min(multiprocessors * std::max(1, per_multiprocessor), (grouped_.tiles + kWarpsPerBlock - 1) / kWarpsPerBlock)));
   }
 
-  double* v() const { return const_cast<double*>(v_.data()); }
-  template <int M, int C>
-  StoredPointTerms<M, C> stored_point_terms(const double* x, double* point_result) const {
-    return {shape_, slots_, slot_camera_.data(), F_by_point_.data(), E_by_point_.data(), x, v(), point_result};
-  }
-  template <int C>
-  StoredCameraTerms<C> stored_camera_terms(const double* x) const {
-    return {{}, shape_, F_.data(), residual_slot_.data(), x, v_.data()};
-  }
   // Launches the cameras' records at x (on the stream, before the passes that read them); x is written
   // only with an update (the PCG's direction).
   SnavelyPointTerms snavely_point_terms(const double* x, double* point_result, const int* stopped,
@@ -932,26 +775,6 @@ class CudaEngine final : public BaEngine, public EngineInspection {
             w_by_point_.data()};
   }
 
-  bool evaluate(bool jacobians, double* cost) {
-    if (fast_) return evaluate_fast(cameras_.data(), points_.data(), jacobians, cost);
-    if (!evaluator_->evaluate(host_cameras_.data(), host_points_.data(), host_f_.data(), jacobians ? host_F_.data() : nullptr,
-                              jacobians ? host_E_.data() : nullptr, cost))
-      return false;
-    upload_transposed(host_f_, index_.residual_size, f_.data());
-    if (jacobians) {
-      upload_transposed(host_F_, index_.residual_size * index_.camera_size, F_.data());
-      upload_transposed(host_E_, index_.residual_size * 3, E_.data());
-      jacobian_scaled_ = false;
-    }
-    return true;
-  }
-
-  void upload_transposed(const std::vector<double>& host, int width, double* out) {
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
-    transpose_kernel<<<blocks_for(host.size()), kThreads, 0, stream_>>>(staging_.data(), shape_.R, width, out);
-    LINALG_CUDA_CHECK_LAUNCH();
-  }
-
   bool evaluate_fast(const double* cameras, const double* points, bool jacobians, double* cost) {
     int* failed = scalars_.as<int>() + 12;
     LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
@@ -971,33 +794,26 @@ class CudaEngine final : public BaEngine, public EngineInspection {
   }
 
   // Per camera, out = F'(f - E w) (w per point, null: F'f) and, with norms, the squared column norms of
-  // F: over the chunks for BAL-sized blocks (camera_gather_kernels.cuh), a warp per camera otherwise.
+  // F, over the chunks (camera_gather_kernels.cuh).
   void camera_sums(const double* w, double* out, double* norms) {
-    if (shape_.m == 2 && shape_.c == 9) {
-      const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
-      const int stride = norms ? 18 : 9;
-      if (norms)
-        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, true>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
-                                                              chunk_begin_.data(), chunks_, partial_.data(), stride, nullptr);
-      else
-        camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, false>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
-                                                              chunk_begin_.data(), chunks_, partial_.data(), stride, nullptr);
-      LINALG_CUDA_CHECK_LAUNCH();
-      const unsigned sum_blocks = blocks_for(camera_values_);
-      camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(), 1, stride,
-                                                                    0, nullptr, nullptr, out, ChunkSumDot{}, nullptr);
-      if (norms)
-        camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(),
-                                                                      1, stride, 9, nullptr, nullptr, norms, ChunkSumDot{}, nullptr);
-    } else {
-      camera_gather_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), E_.data(),
-                                                                                            f_.data(), w, out);
-      if (norms) {
-        LINALG_CUDA_CHECK_LAUNCH();
-        camera_column_norms_kernel<<<blocks_for(32 * std::size_t(shape_.C)), kThreads, 0, stream_>>>(shape_, F_.data(), norms);
-      }
-    }
+    const unsigned blocks = static_cast<unsigned>(std::max(1, std::min(chunks_, 65535 * 8)));
+    const int stride = norms ? 18 : 9;
+    if (norms)
+      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, true>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
+                                                            chunk_begin_.data(), chunks_, partial_.data(), stride, nullptr);
+    else
+      camera_chunk_kernel<<<blocks, kThreads, 0, stream_>>>(CameraGatherTerms<2, 9, false>{{}, shape_, F_.data(), E_.data(), f_.data(), w},
+                                                            chunk_begin_.data(), chunks_, partial_.data(), stride, nullptr);
     LINALG_CUDA_CHECK_LAUNCH();
+    const unsigned sum_blocks = blocks_for(camera_values_);
+    camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(), 1, stride,
+                                                                  0, nullptr, nullptr, out, ChunkSumDot{}, nullptr);
+    LINALG_CUDA_CHECK_LAUNCH();
+    if (norms) {
+      camera_chunk_sum_kernel<<<sum_blocks, kThreads, 0, stream_>>>(shape_, camera_chunk_start_.data(), partial_.data(),
+                                                                    1, stride, 9, nullptr, nullptr, norms, ChunkSumDot{}, nullptr);
+      LINALG_CUDA_CHECK_LAUNCH();
+    }
   }
 
   double device_sum(const double* v, std::size_t n, bool squares) {
@@ -1025,9 +841,8 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     return result;
   }
 
-  // BAL-sized blocks without repeated camera-point pairs: the preconditioner's blocks over chunks
-  // (schur_block_kernels.cuh).
-  bool chunked_camera_blocks() const { return shape_.m == 2 && shape_.c == 9 && index_.pair_next.empty(); }
+  // Without repeated camera-point pairs, the preconditioner's blocks over chunks (schur_block_kernels.cuh).
+  bool chunked_camera_blocks() const { return index_.pair_next.empty(); }
   static constexpr int kBalBlockSums = CameraBlockTerms<2, 9>::kSums;
 
   void iterative_schur_solve(StepResult* result, int* counts) {
@@ -1082,9 +897,8 @@ class CudaEngine final : public BaEngine, public EngineInspection {
   BaIndex index_;
   cudaStream_t stream_;
   Shape shape_{};
-  bool fast_ = false;
   bool jacobian_changed_ = true;  // the Schur product's inputs must be refreshed before the next step
-  bool scaled_evaluation_ = false;  // the fast path's evaluation stores J diag(s) (the scaling is known)
+  bool scaled_evaluation_ = false;  // the evaluation stores J diag(s) (the scaling is known)
   bool jacobian_scaled_ = false;    // F and E hold the scaled Jacobian
   std::size_t camera_values_ = 0, n_ = 0;
   DeviceVector<int> d_camera_of_, d_point_of_, d_camera_param_, d_point_param_, d_camera_start_, d_camera_residuals_,
@@ -1096,9 +910,8 @@ class CudaEngine final : public BaEngine, public EngineInspection {
   DeviceVector<int> chunk_begin_, chunk_camera_, camera_chunk_start_;  // chunk_camera_: per chunk, its camera
   DeviceVector<double> partial_, block_partial_;  // per chunk: the camera pass's sums, the camera blocks' sums
   DeviceVector<double> pap_partials_;             // the PCG's p'Ap (pap_reduction)
-  int slots_ = 0, tiles_ = 0;  // tiles_: the generic path's (point_pass_kernel)
-  DeviceVector<int> tile_start_, slot_point_, slot_camera_, residual_slot_;
-  // The fast path's point pass (grouped_point_pass_kernel): its tiles and items, and per position
+  int slots_ = 0;
+  // The point pass (grouped_point_pass_kernel): its tiles and items, and per position
   // its residual (the order of the point pass's views and corrections).
   GroupedTilesView grouped_{};
   unsigned grouped_point_blocks_ = 1;
@@ -1106,21 +919,17 @@ class CudaEngine final : public BaEngine, public EngineInspection {
       position_offset_, point_offset_, position_residual_;
   int many_item_tiles_ = 0;  // tiles of one point with more than kTileItems items, and their list
   DeviceVector<int> many_item_tile_list_;
-  DeviceVector<double> F_by_point_, E_by_point_, v_;
-  // Fast path (snavely_schur_kernels.cuh): per camera its frame and, per product, its record (the
+  // The passes' inputs (snavely_schur_kernels.cuh): per camera its frame and, per product, its record (the
   // tangent of x, R) and the point pass's w~ per point (w_by_point_); the compact views and loss
   // corrections by position (the point pass's order: grouped_point_tiles.h) and in residual order.
   DeviceVector<double> frames_, records_, views_by_position_, corrections_by_position_, views_by_residual_,
       corrections_by_residual_;
   DeviceVector<double> scaled_Vinv_;  // per point, scaled_point_inverse_blocks_kernel's
-  DeviceVector<double> Vinv_, point_tmp_, point_w_, w_by_point_, rhs_, y_, blocks_, per_residual_, partials_, staging_;
+  DeviceVector<double> Vinv_, point_tmp_, point_w_, w_by_point_, rhs_, y_, blocks_, per_residual_, partials_;
   linalg_cuda::DeviceBuffer scalars_;  // [0] sum result, [1] max bits, ints from 8: counts, info, failed, ticket
   linalg_cuda::ConjugateGradient cg_;
   std::optional<linalg_cuda::BlockJacobiPreconditioner> preconditioner_;  // the PCG's, refilled each step
-  // Generic path (and the host copy of x for write_parameters).
-  std::unique_ptr<GenericEvaluator> evaluator_;
-  std::vector<double> host_cameras_, host_points_, host_candidate_cameras_, host_candidate_points_;
-  std::vector<double> host_f_, host_F_, host_E_, host_delta_;
+  std::vector<double> host_cameras_, host_points_;  // x as uploaded, and written back by write_parameters
   EngineCounters counters_;
 };
 
@@ -1132,7 +941,6 @@ void SchurOperator::apply_unless_stopped(const DeviceVector<double>& x, DeviceVe
 }
 
 bool SchurOperator::apply_cg_step(const linalg_cuda::CgProductStep& step) const {
-  if (!engine_.fast()) return false;  // the generic path's passes read x directly: the CG updates it
   product(step.p, step.q, DirectionUpdate{step.z.data(), step.beta}, engine_.pap_reduction(step.pap), step.stopped);
   return true;
 }
@@ -1142,7 +950,7 @@ void SchurOperator::product(const DeviceVector<double>& x, DeviceVector<double>&
   const Shape& s = engine_.shape();
   cudaStream_t stream = engine_.stream();
   engine_.product_point_pass(x.data(), stopped, update);
-  engine_.camera_pass(x.data(), stopped);
+  engine_.camera_pass(stopped);
   LINALG_CUDA_CHECK(linalg_cuda::detail::launch_after_previous(camera_chunk_sum_kernel,
                                                        blocks_for(static_cast<std::size_t>(s.C) * s.c), kThreads, 0,
                                                        stream, s, engine_.camera_chunk_start(), engine_.partial(),
@@ -1153,6 +961,8 @@ void SchurOperator::product(const DeviceVector<double>& x, DeviceVector<double>&
 }  // namespace
 
 std::unique_ptr<BaEngine> make_cuda_engine(const BaLayout& layout, const EngineOptions& options) {
+  if (!layout.snavely)
+    throw linalg_cuda::InvalidArgument("ceres_cuda: the BAL GPU engine takes SnavelyReprojectionError residuals only");
   if (!linalg_cuda::cuda_device_available()) throw linalg_cuda::CudaError("ceres_cuda: no CUDA device");
   return std::make_unique<CudaEngine>(layout, options);
 }

@@ -1,8 +1,8 @@
 #pragma once
 // Evaluation of any ceres::CostFunction / LossFunction on CPU threads (OpenMP): residuals and
 // Jacobians of every residual block in the natural block layout, with the loss applied as Ceres'
-// Corrector does, and the cost summed in residual order (the same bits for any thread count). The
-// CPU engine uses it, and the GPU engine's generic path ships its Jacobians to the device.
+// Corrector does, and the cost summed in residual order (the same bits for any thread count): the BAL
+// CPU engine's evaluation.
 #include <vector>
 
 #include "ba_index.h"

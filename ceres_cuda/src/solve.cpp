@@ -244,9 +244,10 @@ std::unique_ptr<detail::BaEngine> start_engine(Backend backend, SolveDetails::Pa
   return make_cpu();
 }
 
-// The engine for the problem, or null with the reason to hand it to ceres::Solve. A BAL-shaped
-// problem (one camera and one 3-value point per residual, no manifolds) runs on the engines built for
-// it, any other Schur-shaped problem on the general structure's; each on the GPU when there is one.
+// The engine for the problem, or null with the reason to hand it to ceres::Solve. A problem of the
+// fast path (one camera and one 3-value point per residual, no manifolds, SnavelyReprojectionError
+// everywhere with one built-in loss or none) runs on the BAL engines, any other Schur-shaped problem
+// on the general structure's; each on the GPU when there is one.
 struct EngineChoice {
   std::unique_ptr<detail::BaEngine> engine;
   std::string reason;
@@ -266,12 +267,12 @@ EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem
     LOG(WARNING) << "ceres_cuda::Solve: " << e.what() << "; using the CPU engine";
   }
   const auto start = std::chrono::steady_clock::now();
-  const std::string bal_reason = detail::analyze_problem(options, problem, layout);
+  const std::string bal_reason = detail::analyze_problem(options, problem, layout, /*fast_path_only=*/true);
   details->analysis_seconds = seconds_since(start);
   const auto setup_start = std::chrono::steady_clock::now();
   if (bal_reason.empty()) {
     choice.engine = start_engine(
-        resolved, layout->snavely ? SolveDetails::Path::FastGpu : SolveDetails::Path::GenericGpu,
+        resolved, SolveDetails::Path::FastGpu,
         [&] { return detail::make_cuda_engine(*layout, engine_options); },
         [&] { return detail::make_cpu_engine(*layout, engine_options); }, details);
     details->setup_seconds = seconds_since(setup_start);

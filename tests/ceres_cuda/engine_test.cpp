@@ -1,7 +1,8 @@
 // The GPU engine's pieces against the CPU reference engine, directly: residuals and cost, the
 // (loss-corrected, Jacobi-scaled) Jacobian, gradient norms, the implicit Schur product on random
 // vectors, the preconditioner blocks (SCHUR_JACOBI and JACOBI) and the LM step, on random synthetic
-// problems (fast and generic evaluation, a loss, constant blocks) and on a real BAL problem.
+// problems (losses, constant blocks, points of every size, repeated pairs) and on a real BAL problem. The
+// BAL GPU engine takes the fast path's problems only (SnavelyReprojectionError everywhere).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "ba_engine.h"
+#include "linalg_cuda/errors.h"
 #include "ba_layout.h"
 #include "ba_test_support.h"
 
@@ -112,11 +114,24 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineOnRandomProblems) {
   }
   {
     ceres_cuda::BALProblem bal = synthetic(22);
-    auto problem = ba_test::make_problem(bal, true, new ceres::ArctanLoss(5.0));
+    auto problem = ba_test::make_problem(bal, false, new ceres::HuberLoss(5.0));
     problem->SetParameterBlockConstant(bal.mutable_camera(3));
     problem->SetParameterBlockConstant(bal.mutable_point(10));
-    compare_engines(problem.get(), ceres::SCHUR_JACOBI, "generic path, Arctan, constant blocks");
+    compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, Huber, constant blocks");
   }
+}
+
+// The BAL GPU engine takes the fast path's problems only; ceres_cuda::Solve gives the others (a user's
+// cost function, a loss the kernels do not have) to the general engine.
+TEST(GpuEngine, RefusesALayoutOffTheFastPath) {
+  ceres_cuda::BALProblem bal = synthetic(27);
+  auto problem = ba_test::make_problem(bal, true);
+  BaLayout layout;
+  ASSERT_EQ(analyze_problem(ba_test::ba_options(), problem.get(), &layout), "");
+  EXPECT_FALSE(layout.snavely);
+  EXPECT_THROW(make_cuda_engine(layout, EngineOptions{}), linalg_cuda::InvalidArgument);
+  BaLayout fast_only;
+  EXPECT_NE(analyze_problem(ba_test::ba_options(), problem.get(), &fast_only, true), "");
 }
 
 // Cameras whose rotation takes the first-order branch (|r|^2 <= DBL_EPSILON: R = I + [r]x, and the
@@ -153,8 +168,8 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineWithSeveralTilesPerWarp) {
 }
 
 // Points seen by 1 to 60 cameras: the GPU's Schur product packs points into a warp's tile, of at most
-// 32 residuals (generic path) or 32 items of a camera's residuals (fast path: grouped_point_tiles.h),
-// and gives a point with more a warp of its own, in rounds of 32 (60: two rounds, one partial).
+// 32 items of a camera's residuals (grouped_point_tiles.h), and gives a point with more a warp of its
+// own, in rounds of 32 (60: two rounds, one partial).
 ceres_cuda::BALProblem points_of_every_size() {
   ceres_cuda::SyntheticBalOptions o;
   o.num_cameras = 64;
@@ -190,14 +205,6 @@ TEST(GpuEngine, PiecesMatchTheCpuEngineWithPointsOfEverySize) {
     problem->SetParameterBlockConstant(bal.mutable_point(8));   // 60 residuals
     problem->SetParameterBlockConstant(bal.mutable_point(13));  // 33 residuals
     compare_engines(problem.get(), ceres::SCHUR_JACOBI, "fast path, SoftL1, points of 1 to 60 residuals, constant blocks");
-  }
-  {
-    ceres_cuda::BALProblem bal = points_of_every_size();
-    auto problem = ba_test::make_problem(bal, true);
-    problem->SetParameterBlockConstant(bal.mutable_camera(5));
-    problem->SetParameterBlockConstant(bal.mutable_point(8));   // 60 residuals
-    problem->SetParameterBlockConstant(bal.mutable_point(13));  // 33 residuals
-    compare_engines(problem.get(), ceres::SCHUR_JACOBI, "generic path, points of 1 to 60 residuals, constant blocks");
   }
 }
 

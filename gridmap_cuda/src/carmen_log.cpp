@@ -254,6 +254,12 @@ LaserScan parse_robotlaser1(const LineParser& p) {
            std::to_string(k + kTrailer) + " numeric fields after num_remissions), found " +
            std::to_string(after_remissions) + " numeric fields after num_remissions");
   }
+  // Every beam has a direction, start_angle + i * angular_resolution: a fan that leaves the range of
+  // double is no scan (and its field of view, which write_carmen_log writes, would be infinite).
+  if (n >= 2 && !std::isfinite(scan.start_angle + scan.angular_resolution * static_cast<double>(n - 1))) {
+    p.fail("the last of " + std::to_string(n) + " beams has no finite angle (start_angle " + p.field_text(2) +
+           " + " + std::to_string(n - 1) + " * angular_resolution " + p.field_text(4) + ")");
+  }
   p.ranges(first_reading, static_cast<size_t>(n), scan.ranges);
   const size_t first_remission = remissions_at + 1;
   for (long i = 0; i < k; ++i) p.number(first_remission + static_cast<size_t>(i), "remission");  // checked, not kept
@@ -331,6 +337,11 @@ void check_writable(const LaserScan& scan, size_t index) {
                            scan.angular_resolution, scan.max_range, scan.timestamp};
   for (const double v : values) {
     if (!std::isfinite(v)) bad("pose, geometry and timestamp must be finite");
+  }
+  // The line carries the field of view, angular_resolution * (beams - 1); the reader refuses it infinite.
+  const double beams = static_cast<double>(scan.ranges.size());
+  if (beams >= 2 && !std::isfinite(scan.start_angle + scan.angular_resolution * (beams - 1.0))) {
+    bad("the last beam has no finite angle (start_angle + (beams - 1) * angular_resolution)");
   }
   for (size_t i = 0; i < scan.ranges.size(); ++i) {
     if (!std::isfinite(scan.ranges[i]) || scan.ranges[i] < 0.0f) {

@@ -526,6 +526,26 @@ TEST_F(CarmenLogFileTest, NonPositiveMaximumRange) {
                "field 'maximum_range' must be positive, got '0'");
 }
 
+// A fan whose last beam's angle overflows (found by the fuzzer's round trip,
+// fuzz/regressions/gridmap_cuda_carmen_log_fuzzer/): read, it failed only when written and read again,
+// because the written field of view was infinite. The reader refuses it naming the line; the writer
+// refuses such a scan built in memory.
+TEST_F(CarmenLogFileTest, BeamFanBeyondTheRangeOfDouble) {
+  expect_error(kPreamble + "ROBOTLASER1 0 -1.5 3.1 1e308 81.9 0.01 0 3 1.5 2.25 80 0 1 2 0.1 1 2 0.1 0 0 0 0 0 "
+                           "1234.5 host 1234.6\n",
+               3, "ROBOTLASER1: the last of 3 beams has no finite angle (start_angle '-1.5' + 2 * angular_resolution "
+                  "'1e308')");
+  // Two beams of 1e308 are far apart, but their angles exist: read (the mapper judges such angles).
+  const auto scans = read_carmen_log(write_text(
+      "two.log", "ROBOTLASER1 0 -1.5 3.1 1e308 81.9 0.01 0 2 1.5 2.25 0 1 2 0.1 1 2 0.1 0 0 0 0 0 1.5 host 1.5\n"));
+  ASSERT_EQ(scans.size(), 1u);
+  EXPECT_EQ(scans[0].angular_resolution, 1e308);
+  std::vector<LaserScan> bad(1);
+  bad[0].ranges = {1.0f, 2.0f, 3.0f};
+  bad[0].angular_resolution = 1e308;
+  EXPECT_THROW(write_carmen_log((dir_ / "fan.log").string(), bad), linalg_cuda::InvalidArgument);
+}
+
 TEST_F(CarmenLogFileTest, MissingOrBadPoseFields) {
   expect_error(kPreamble + "FLASER 3 1 2 3 0 0 0 1.5 host 1.5\n", 3,
                "FLASER: expected 3 readings, found 0 (line too short");

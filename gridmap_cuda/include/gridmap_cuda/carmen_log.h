@@ -11,7 +11,8 @@ namespace gridmap_cuda {
 // 0.5 deg, 400/401 at 0.25 deg, starting at -pi/2, as CARMEN guesses) and ROBOTLASER1 lines (geometry
 // given on the line). The laser pose of each line is used. Other message types (PARAM, ODOM, NEFF,
 // RAWLASER, ...) and comment lines (#) are skipped. A malformed laser line (missing or non-numeric
-// fields, a beam count that does not match the readings, NaN or negative ranges) throws
+// fields, a beam count that does not match the readings, NaN or negative ranges, a beam fan whose last
+// angle is beyond the range of double) throws
 // linalg_cuda::ParseError naming the file and line. Files that end in .gz are decompressed (zlib).
 std::vector<LaserScan> read_carmen_log(const std::string& path);
 

@@ -1,12 +1,14 @@
 #pragma once
 // What the reader harnesses share: a scratch file per process for readers that take a path, and the
-// judgement of an error. The library's typed errors are the expected outcome for bad input, with
-// three exceptions that the harness turns into a crash (a finding): an allocation failure or a
-// container-size failure that the reader wrapped into linalg_cuda::Error (the input made it reserve
-// more than the file backs), a ParseError naming another file, and a message too long to read.
+// judgement of an error. The library's typed errors are the expected outcome for bad input, except
+// those that the harness turns into a crash (a finding): an allocation failure or a container-size
+// failure that the reader wrapped into linalg_cuda::Error (the input made it reserve more than the
+// file backs), a ParseError naming another file or a line the text does not have, and a message too
+// long to read.
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,9 +55,18 @@ class ScratchFile {
 // printed whole, a number printed with hundreds of digits).
 constexpr size_t kMaxMessageBytes = 1024;
 
+// Lines of a text of `size` bytes: a ParseError names one of 1 .. newlines + 1 (or 0 for the file as a
+// whole).
+inline long line_count(const uint8_t* data, size_t size) {
+  long newlines = 0;
+  for (size_t i = 0; i < size; ++i) newlines += data[i] == '\n';
+  return newlines + 1;
+}
+
 // Checks a typed error thrown for `path`; returns its message without the path (the part that must
-// not depend on which file held the bytes).
-inline std::string checked_message(const linalg_cuda::Error& error, const std::string& path) {
+// not depend on which file held the bytes). `lines`: how many lines the text has, where known (0 when
+// the file is compressed).
+inline std::string checked_message(const linalg_cuda::Error& error, const std::string& path, long lines = 0) {
   const std::string what = error.what();
   if (what.find(": not enough memory to read it") != std::string::npos ||
       what.find(": too large to read (") != std::string::npos) {
@@ -67,6 +78,10 @@ inline std::string checked_message(const linalg_cuda::Error& error, const std::s
   if (const auto* parse = dynamic_cast<const linalg_cuda::ParseError*>(&error)) {
     if (parse->file() != path) finding("ParseError names '" + parse->file() + "', not '" + path + "': " + what);
     if (parse->line() < 0) finding("ParseError with a negative line: " + what);
+    if (lines > 0 && parse->line() > lines) {
+      finding("ParseError names line " + std::to_string(parse->line()) + " of a text of " + std::to_string(lines) +
+              " lines: " + what);
+    }
   }
   if (what.compare(0, path.size(), path) != 0) finding("error message does not start with the file name: " + what);
   return what.substr(path.size());

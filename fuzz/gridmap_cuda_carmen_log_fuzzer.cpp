@@ -2,8 +2,9 @@
 // scratch file (the reader takes a path) and read as it is: plain text, or gzip when the bytes are
 // gzip (zlib's gzread reads both). Plain text is also read a second time gzip-compressed, which
 // reaches the decompressing path with valid streams and checks that both paths give the same scans or
-// the same error. Bad input must end in linalg_cuda's typed errors (fuzz_support.h says which of
-// those still count as findings).
+// the same error. Scans that are read must come back bit for bit from write_carmen_log and the reader.
+// Bad input must end in linalg_cuda's typed errors (fuzz_support.h says which of those still count
+// as findings).
 #include <zlib.h>
 
 #include <cmath>
@@ -39,14 +40,15 @@ void check(const std::vector<gridmap_cuda::LaserScan>& scans) {
   }
 }
 
-Outcome read(const std::string& path) {
+// `lines`: how many lines the text has (0: not known, the bytes are compressed).
+Outcome read(const std::string& path, long lines) {
   Outcome outcome;
   try {
     outcome.scans = gridmap_cuda::read_carmen_log(path);
     check(outcome.scans);
   } catch (const linalg_cuda::Error& error) {
     outcome.failed = true;
-    outcome.message = fuzz::checked_message(error, path);
+    outcome.message = fuzz::checked_message(error, path, lines);
   }
   return outcome;
 }
@@ -64,6 +66,24 @@ bool same_scans(const std::vector<gridmap_cuda::LaserScan>& a, const std::vector
   return true;
 }
 
+// write_carmen_log prints doubles with 17 significant digits and readings with 9, enough to
+// reproduce every value.
+void check_round_trip(const std::vector<gridmap_cuda::LaserScan>& scans) {
+  static const fuzz::ScratchFile file(".written.log");
+  try {
+    gridmap_cuda::write_carmen_log(file.path(), scans);
+  } catch (const linalg_cuda::Error& error) {
+    fuzz::finding(std::string("scans that were read cannot be written: ") + error.what());
+  }
+  std::vector<gridmap_cuda::LaserScan> again;
+  try {
+    again = gridmap_cuda::read_carmen_log(file.path());
+  } catch (const linalg_cuda::Error& error) {
+    fuzz::finding(std::string("written scans cannot be read back: ") + error.what());
+  }
+  if (!same_scans(scans, again)) fuzz::finding("written scans read back different");
+}
+
 bool is_gzip(const uint8_t* data, size_t size) { return size >= 2 && data[0] == 0x1f && data[1] == 0x8b; }
 
 }  // namespace
@@ -71,8 +91,13 @@ bool is_gzip(const uint8_t* data, size_t size) { return size >= 2 && data[0] == 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const fuzz::ScratchFile plain(".log");
   static const fuzz::ScratchFile compressed(".log.gz");
-  const Outcome direct = read(plain.write(data, size));
-  if (is_gzip(data, size)) return 0;
+  if (is_gzip(data, size)) {
+    read(plain.write(data, size), 0);
+    return 0;
+  }
+  const long lines = fuzz::line_count(data, size);
+  const Outcome direct = read(plain.write(data, size), lines);
+  if (!direct.failed) check_round_trip(direct.scans);
 
   // Level 1: the compressed path is what is checked, not the compression ratio.
   gzFile file = gzopen(compressed.path().c_str(), "wb1");
@@ -81,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::finding("cannot write " + compressed.path());
   }
   if (gzclose(file) != Z_OK) fuzz::finding("cannot close " + compressed.path());
-  const Outcome gzipped = read(compressed.path());
+  const Outcome gzipped = read(compressed.path(), lines);
   if (direct.failed != gzipped.failed || direct.message != gzipped.message) {
     fuzz::finding("plain and gzip differ: '" + direct.message + "' against '" + gzipped.message + "'");
   }

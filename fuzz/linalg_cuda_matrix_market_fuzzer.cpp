@@ -1,11 +1,13 @@
 // libFuzzer harness of linalg_cuda's Matrix Market reader. The input is the whole file, read through
 // the public stream entry point (the path entry point reads the file into the same buffer and parses
 // it with the same code, so the stream one reaches every parsing path without touching the disk).
-// A matrix that is read must agree with its size line; bad input must end in linalg_cuda's typed
-// errors (fuzz_support.h says which of those still count as findings).
+// A matrix that is read must be well-formed CSR with finite entries and must come back bit for bit
+// from write_matrix_market and the path entry point; bad input must end in linalg_cuda's typed errors
+// (fuzz_support.h says which of those still count as findings).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -34,14 +36,37 @@ void check(const linalg_cuda::CsrMatrix& a) {
   }
 }
 
+// write_matrix_market promises 17 significant digits, enough to reproduce every double. Only up to
+// 2^20 rows and columns: beyond that the reader allows dimensions by the entries the file can hold,
+// and the written file holds fewer lines than one whose duplicates it summed.
+void check_round_trip(const linalg_cuda::CsrMatrix& a) {
+  if (a.rows() > (1 << 20) || a.cols() > (1 << 20)) return;
+  static const fuzz::ScratchFile file(".mtx");
+  linalg_cuda::write_matrix_market(file.path(), a);
+  linalg_cuda::CsrMatrix b;
+  try {
+    b = linalg_cuda::read_matrix_market(file.path());
+  } catch (const linalg_cuda::Error& error) {
+    fuzz::finding(std::string("a written matrix cannot be read back: ") + error.what());
+  }
+  const auto same = [](const auto* x, const auto* y, long n) { return n == 0 || std::memcmp(x, y, n * sizeof *x) == 0; };
+  if (b.rows() != a.rows() || b.cols() != a.cols() || b.nonZeros() != a.nonZeros() ||
+      !same(a.outerIndexPtr(), b.outerIndexPtr(), a.rows() + 1) ||
+      !same(a.innerIndexPtr(), b.innerIndexPtr(), a.nonZeros()) || !same(a.valuePtr(), b.valuePtr(), a.nonZeros())) {
+    fuzz::finding("a written matrix reads back different");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
-    check(linalg_cuda::read_matrix_market(in, kName));
+    const linalg_cuda::CsrMatrix a = linalg_cuda::read_matrix_market(in, kName);
+    check(a);
+    check_round_trip(a);
   } catch (const linalg_cuda::Error& error) {
-    fuzz::checked_message(error, kName);
+    fuzz::checked_message(error, kName, fuzz::line_count(data, size));
   }
   return 0;
 }

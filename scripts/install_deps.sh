@@ -3,10 +3,14 @@
 # The CUDA 13 toolkit is expected in /usr/local/cuda (or nvcc on PATH); it is not an apt package here.
 set -euo pipefail
 # The Boost libraries are OMPL's: its CMake configuration links them by path. `file` is used by
-# ../shared/device/pack (scripts/gpu_pack.sh) to find the binaries to pack.
+# ../shared/device/pack (scripts/gpu_pack.sh) to find the binaries to pack. scripts/fuzz.sh builds with
+# clang and libFuzzer: libclang-rt-14-dev holds libFuzzer and the sanitizer runtimes (clang only
+# recommends it), llvm the symbolizer of the sanitizers' stack traces, bzip2 the tool that makes the
+# compressed seeds.
 packages=(cmake ninja-build g++ pkg-config libeigen3-dev libceres-dev libompl-dev libgtest-dev libgmock-dev
           zlib1g-dev libbz2-dev libpng-dev file
-          libboost-serialization-dev libboost-filesystem-dev libboost-system-dev)
+          libboost-serialization-dev libboost-filesystem-dev libboost-system-dev
+          clang libclang-rt-14-dev llvm bzip2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,5 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure -j"$(nproc)"
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j"$(nproc)")
+# The file readers' fuzzers, a bounded run (docs/reliability.md): 90 s each after a build of about
+# 40 s keeps the step near 6 minutes on two cores; FUZZ_SECONDS changes it.
+scripts/fuzz.sh "${FUZZ_SECONDS:-90}"

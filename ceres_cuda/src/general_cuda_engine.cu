@@ -22,8 +22,7 @@
 #include "device_upload.h"
 #include "explicit_schur_solver.h"
 #include "host_evaluated_engine.h"
-#include "interleaved_jacobian.h"
-#include "interleaved_schur_kernels.cuh"
+#include "interleaved_schur_product.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cuda_check.h"
@@ -125,7 +124,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
     view_.jacobian = jacobian_.data();
-    if (options.interleaved_schur_product) make_tiles(product_chunks);
+    if (options.interleaved_schur_product)
+      interleaved_ = InterleavedSchurProduct::make(structure, cells_, product_chunks, stream_);
     f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     rows_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     gradient_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
@@ -167,7 +167,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
       *cost = device_cost + host_cost;
       ok = ok && std::isfinite(*cost);
     }
-    tiles_stale_ = true;
+    if (interleaved_) interleaved_->jacobian_changed();
     if (ok) {  // the gradient J'f comes back for its projected norms
       column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
       copy_to_host(host_gradient_.data(), gradient_.data(), n_);
@@ -200,12 +200,12 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     scale_cells_kernel<<<blocks_for(cells_.cells.size()), kBlockThreads, 0, stream_>>>(
         view_, static_cast<int>(cells_.cells.size()), scaling_.data(), jacobian_.data());
     LINALG_CUDA_CHECK_LAUNCH();
-    tiles_stale_ = true;
+    if (interleaved_) interleaved_->jacobian_changed();
   }
 
   StepResult solve_step(double radius, bool reuse_diagonal) override {
     const auto start = std::chrono::steady_clock::now();
-    fill_tiles();
+    if (interleaved_) interleaved_->refresh(view_, product_chunks_);
     if (!reuse_diagonal) {
       column_norms(norms_.data());
       lm_diagonal_kernel<<<blocks_for(n_), kBlockThreads, 0, stream_>>>(n_, norms_.data(), options_.min_lm_diagonal,
@@ -266,7 +266,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
 
   std::vector<double> jacobian() override { return download(jacobian_, cells_.num_values); }
   std::vector<double> schur_product(const std::vector<double>& x) override {
-    fill_tiles();
+    if (interleaved_) interleaved_->refresh(view_, product_chunks_);
     DeviceVector<double> dx(x), dy(x.size());
     apply_schur(dx.data(), dy.data());
     return dy.to_std();
@@ -283,15 +283,18 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   // S x = F'(F x - E V^-1 E'F x) + D_f^2 x, on the stream, without synchronising (the PCG captures it):
   // on the interleaved copies when they fit, on JacobianCells' layout otherwise.
   void apply_schur(const double* x, double* out) const {
-    if (row_tiles_.tiles > 0) {
-      interleaved_schur(x, out);
-      return;
+    if (interleaved_) {
+      interleaved_->apply(view_, product_chunks_, x, v_inverse_.data(), rows_.data(), product_partials_.data());
+      column_sum_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
+                          stream_>>>(view_, product_chunks_, 0, s_.num_f_blocks, product_partials_.data(), out);
+      LINALG_CUDA_CHECK_LAUNCH();
+    } else {
+      row_product_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, x, true, rows_.data());
+      LINALG_CUDA_CHECK_LAUNCH();
+      e_solve(rows_.data(), e_values_.data());
+      subtract_e(e_values_.data());
+      column_sums(rows_.data(), false, 0, s_.num_f_blocks, out);
     }
-    row_product_kernel<<<blocks_for(R_), kBlockThreads, 0, stream_>>>(view_, R_, x, true, rows_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
-    e_solve(rows_.data(), e_values_.data());
-    subtract_e(e_values_.data());
-    column_sums(rows_.data(), false, 0, s_.num_f_blocks, out);
     add_damping_kernel<<<blocks_for(nf_), kBlockThreads, 0, stream_>>>(nf_, d2_.data(), x, out);
     LINALG_CUDA_CHECK_LAUNCH();
   }
@@ -303,93 +306,6 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
  private:
-  // The interleaved copies of the Jacobian for the Schur product (interleaved_jacobian.h), when they
-  // take at most half the free device memory; the product reads JacobianCells' layout otherwise.
-  void make_tiles(const ColumnChunks& product_chunks) {
-    const RowTiles rows(s_, cells_);
-    const int f_chunks = product_chunk_start_[s_.num_f_blocks];
-    const ColumnTiles columns(product_chunks, f_chunks, cells_);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    LINALG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const bool fits_int = cells_.num_rows < INT_MAX && n_ < INT_MAX && rows.row_entries <= kSlotFirstCell + 2 * 254;
-    const std::size_t bytes = (rows.num_values + columns.num_values) * sizeof(double) +
-                              (rows.slot_row.size() + 2 * columns.lane_row.size()) * sizeof(int);
-    if (!fits_int || bytes > free_bytes / 2 || rows.tiles() == 0) return;
-    TileBuffers& b = tile_buffers_;
-    b.slot_residual = upload_array(rows.slot_residual, stream_);
-    b.slot_e_block = upload_array(rows.slot_e_block, stream_);
-    b.slot_row = upload_array(rows.slot_row, stream_);
-    b.tile_start = upload_array(rows.tile_start, stream_);
-    b.tile_base = upload_array(rows.tile_base, stream_);
-    b.tile_width = upload_array(rows.tile_width, stream_);
-    b.column_base = upload_array(columns.base, stream_);
-    b.lane_row = upload_array(columns.lane_row, stream_);
-    b.lane_rows = upload_array(columns.lane_rows, stream_);
-    b.row_values = DeviceVector<double>(std::max<long>(1, rows.num_values));
-    b.column_values = DeviceVector<double>(std::max<long>(1, columns.num_values));
-    row_tiles_ = {b.slot_residual.as<int>(), b.slot_e_block.as<int>(), b.slot_row.as<int>(),
-                  static_cast<long>(rows.slot_residual.size()), b.tile_start.as<int>(), b.tile_base.as<long>(),
-                  b.tile_width.as<int>(), rows.tiles(), b.row_values.data()};
-    column_tiles_ = {b.column_base.as<long>(), b.lane_row.as<int>(), b.lane_rows.as<int>(), f_chunks,
-                     b.column_values.data()};
-    int max_f_tangent = 0;
-    for (int block = 0; block < s_.num_f_blocks; ++block)
-      max_f_tangent = std::max(max_f_tangent, cells_.tangent_size[block]);
-    column_shape_ = max_f_tangent <= 3 ? ColumnShape::Tangent3
-                    : max_f_tangent <= 9 ? ColumnShape::Tangent9
-                                         : ColumnShape::Bounds;
-    tile_shape_ = rows.max_rows <= 2 && rows.max_e <= 3 ? TileShape::Rows2E3
-                  : rows.max_rows <= 4                  ? TileShape::Rows4E4
-                                                        : TileShape::Bounds;
-  }
-
-  // Refreshes the copies from the Jacobian after it changed.
-  void fill_tiles() {
-    if (row_tiles_.tiles == 0 || !tiles_stale_) return;
-    const auto warps = [](long n) { return blocks_for(static_cast<std::size_t>(n) * kWarpLanes); };
-    fill_row_tiles_kernel<<<warps(row_tiles_.tiles), kBlockThreads, 0, stream_>>>(view_, row_tiles_);
-    LINALG_CUDA_CHECK_LAUNCH();
-    if (column_tiles_.chunks > 0) {
-      fill_column_tiles_kernel<<<warps(column_tiles_.chunks), kBlockThreads, 0, stream_>>>(view_, product_chunks_,
-                                                                                           column_tiles_);
-      LINALG_CUDA_CHECK_LAUNCH();
-    }
-    tiles_stale_ = false;
-  }
-
-  template <int M, int E>
-  void point_pass(const double* x) const {
-    tile_point_pass_kernel<M, E><<<blocks_for(static_cast<std::size_t>(row_tiles_.tiles) * kWarpLanes), kBlockThreads,
-                                   0, stream_>>>(view_, row_tiles_, x, v_inverse_.data(), rows_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
-  }
-
-  template <int T>
-  void column_pass() const {
-    if (column_tiles_.chunks == 0) return;
-    tile_column_kernel<T><<<blocks_for(static_cast<std::size_t>(column_tiles_.chunks) * kWarpLanes), kBlockThreads, 0,
-                            stream_>>>(view_, product_chunks_, column_tiles_, rows_.data(), product_partials_.data());
-    LINALG_CUDA_CHECK_LAUNCH();
-  }
-
-  void interleaved_schur(const double* x, double* out) const {
-    switch (tile_shape_) {
-      case TileShape::Rows2E3: point_pass<2, 3>(x); break;
-      case TileShape::Rows4E4: point_pass<4, kMaxEBlockTangentSize>(x); break;
-      case TileShape::Bounds: point_pass<kMaxResidualBlockSize, kMaxEBlockTangentSize>(x); break;
-    }
-    switch (column_shape_) {
-      case ColumnShape::Tangent3: column_pass<3>(); break;
-      case ColumnShape::Tangent9: column_pass<9>(); break;
-      case ColumnShape::Bounds: column_pass<kMaxFBlockTangentSize>(); break;
-    }
-    column_sum_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0,
-                        stream_>>>(view_, product_chunks_, 0, s_.num_f_blocks, product_partials_.data(), out);
-    LINALG_CUDA_CHECK_LAUNCH();
-    add_damping_kernel<<<blocks_for(nf_), kBlockThreads, 0, stream_>>>(nf_, d2_.data(), x, out);
-    LINALG_CUDA_CHECK_LAUNCH();
-  }
-
   void copy_to_device(double* device, const double* host, long n) {
     if (n > 0) LINALG_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(double), cudaMemcpyHostToDevice, stream_));
   }
@@ -495,19 +411,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   std::vector<DeviceBuffer> d_product_chunks_, d_diagonal_chunks_;
   ChunkView product_chunks_{}, diagonal_chunks_{};  // ColumnChunks of products and norms, and of the preconditioner
   std::vector<int> product_chunk_start_;
-  // The Schur product's interleaved copies (make_tiles), and the bounds of the passes' instances.
-  enum class TileShape { Rows2E3, Rows4E4, Bounds };
-  struct TileBuffers {
-    DeviceBuffer slot_residual, slot_e_block, slot_row, tile_start, tile_base, tile_width, column_base, lane_row,
-        lane_rows;
-    DeviceVector<double> row_values, column_values;
-  } tile_buffers_;
-  RowTilesView row_tiles_{};
-  ColumnTilesView column_tiles_{};
-  TileShape tile_shape_ = TileShape::Bounds;
-  enum class ColumnShape { Tangent3, Tangent9, Bounds };  // the column pass's bound on f-block sizes
-  ColumnShape column_shape_ = ColumnShape::Bounds;
-  bool tiles_stale_ = true;
+  // The Schur product on interleaved copies of the Jacobian; null where they do not fit.
+  std::unique_ptr<InterleavedSchurProduct> interleaved_;
   ChunksBySize diagonal_chunks_by_size_;  // the diagonal chunks by tangent size, for their kernel's launches
   DeviceBuffer d_diagonal_chunks_by_size_;
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the CPU threads' rows, uploaded from pinned memory

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 
+#include "linalg_cuda/backend.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
@@ -129,15 +130,16 @@ class CudaMapper final : public MapperBackend {
     const std::vector<EvidenceEntry> table = build_evidence_table(model, spec.resolution, &table_size_);
     max_increment_ = max_abs_increment(table.data(), table.size());
     const std::size_t map_bytes = spec.cells() * (sizeof(std::int64_t) + sizeof(std::uint8_t));
-    std::size_t free_bytes = 0, total_bytes = 0;
-    LINALG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (map_bytes + table.size() * sizeof(EvidenceEntry) > free_bytes)
-      throw linalg_cuda::InvalidArgument("grid of " + std::to_string(spec.width) + " x " + std::to_string(spec.height) +
-                                         " cells needs " + std::to_string(map_bytes >> 20) + " MiB; the GPU has " +
-                                         std::to_string(free_bytes >> 20) + " MiB free");
-    evidence_.reserve(spec.cells() * sizeof(std::int64_t));
-    known_.reserve(spec.cells());
-    table_.reserve(std::max<std::size_t>(1, table.size()) * sizeof(EvidenceEntry));
+    const std::size_t needed = map_bytes + table.size() * sizeof(EvidenceEntry);
+    const std::string grid = "grid of " + std::to_string(spec.width) + " x " + std::to_string(spec.height) + " cells";
+    if (needed > linalg_cuda::free_device_memory()) linalg_cuda::detail::throw_device_memory_error(grid, needed);
+    try {  // the check above can race with other users of the device
+      evidence_.reserve(spec.cells() * sizeof(std::int64_t));
+      known_.reserve(spec.cells());
+      table_.reserve(std::max<std::size_t>(1, table.size()) * sizeof(EvidenceEntry));
+    } catch (const linalg_cuda::DeviceMemoryError&) {
+      linalg_cuda::detail::throw_device_memory_error(grid, needed);
+    }
     updates_.reserve(sizeof(unsigned long long));
     // The window kernel's shared memory is above the default 48 KB; the opt-in is per device.
     LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/readable.h"
 
 namespace linalg_cuda::detail {
 namespace {
@@ -32,6 +33,24 @@ const char* cusolver_status_name(cusolverStatus_t status) {
 
 }  // namespace
 
+void* device_malloc(std::size_t bytes, const char* what) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  const cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // not a sticky error: cleared, the device goes on
+    throw_device_memory_error(what, bytes);
+  }
+  check(status, "cudaMalloc", __FILE__, __LINE__);
+  return p;
+}
+
+void throw_device_memory_error(const std::string& what, std::size_t needed) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) cudaGetLastError();
+  throw DeviceMemoryError(what, needed, free_bytes, total_bytes);
+}
+
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
   throw CudaError("CUDA error " + std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) +
                   ") in " + where(call, file, line));
@@ -53,3 +72,20 @@ void throw_cusolver_error(cusolverStatus_t status, const char* call, const char*
 }
 
 }  // namespace linalg_cuda::detail
+
+namespace linalg_cuda {
+namespace {
+
+std::string gib(std::size_t bytes) { return detail::readable(static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0)); }
+
+}  // namespace
+
+DeviceMemoryError::DeviceMemoryError(const std::string& what, std::size_t needed_bytes, std::size_t free_bytes,
+                                     std::size_t total_bytes)
+    : CudaError(what + ": out of device memory: " + gib(needed_bytes) + " GiB needed, " + gib(free_bytes) + " of " +
+                gib(total_bytes) + " GiB free"),
+      needed_(needed_bytes),
+      free_(free_bytes),
+      total_(total_bytes) {}
+
+}  // namespace linalg_cuda

@@ -27,7 +27,7 @@ void DeviceBuffer::reserve(std::size_t bytes) {
   if (data_) cudaFree(data_);
   data_ = nullptr;
   capacity_ = 0;
-  LINALG_CUDA_CHECK(cudaMalloc(&data_, bytes));
+  data_ = detail::device_malloc(bytes, "DeviceBuffer");
   capacity_ = bytes;
 }
 

@@ -126,7 +126,7 @@ void DeviceCsrMatrix::upload(const int* row_ptr, const int* col_idx, const doubl
   LINALG_CUDA_CHECK(cusparseSpMV_bufferSize(thread_context().cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                             state->matrix, state->x, &zero, state->y, CUDA_R_64F, kSpmvAlgorithm,
                                             &buffer_bytes));
-  if (buffer_bytes > 0) LINALG_CUDA_CHECK(cudaMalloc(&state->buffer, buffer_bytes));
+  state->buffer = detail::device_malloc(buffer_bytes, "cuSPARSE SpMV buffer");
   cusparse_ = std::move(state);
 }
 

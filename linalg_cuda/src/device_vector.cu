@@ -1,6 +1,7 @@
 #include "linalg_cuda/device_vector.h"
 
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "linalg_cuda/cuda_check.h"
@@ -27,7 +28,9 @@ void require_same_size(std::size_t expected, std::size_t got, const char* what) 
 
 template <typename T>
 DeviceVector<T>::DeviceVector(std::size_t size) : size_(size) {
-  if (size_ > 0) LINALG_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), size_ * sizeof(T)));
+  if (size_ > std::numeric_limits<std::size_t>::max() / sizeof(T))
+    throw InvalidArgument("DeviceVector of " + std::to_string(size_) + " elements: the size overflows");
+  data_ = static_cast<T*>(detail::device_malloc(size_ * sizeof(T), "DeviceVector"));
 }
 
 template <typename T>

@@ -150,4 +150,24 @@ TEST(GpuMapper, BadInputIsRejectedAndNothingIsLeftBehind) {
   EXPECT_GE(free_after + (64u << 20), free_before);
 }
 
+// A grid larger than the device: a DeviceMemoryError that says what it needed and what there was, and
+// a mapper of a grid that fits works after it.
+TEST(GpuMapper, AGridBeyondTheDeviceFailsTypedAndTheNextOneWorks) {
+  REQUIRE_CUDA_DEVICE();
+  GridSpec huge;
+  huge.resolution = 0.05;
+  huge.width = huge.height = 400000;  // 1.6e11 cells, 9 bytes each on the device
+  try {
+    GridMapper mapper(huge, {}, Backend::Cuda);
+    FAIL() << "a grid of 1.6e11 cells fitted";
+  } catch (const linalg_cuda::DeviceMemoryError& e) {
+    EXPECT_GE(e.needed_bytes(), huge.cells() * 9);
+    EXPECT_LE(e.free_bytes(), e.total_bytes());
+    EXPECT_NE(std::string(e.what()).find("grid of 400000 x 400000 cells"), std::string::npos) << e.what();
+  }
+  const std::vector<LaserScan> scans = synthetic(40, 3);
+  const GridSpec spec = gridmap_cuda::fit_grid(scans, 0.05);
+  expect_identical(build(spec, scans, Backend::Cuda), build(spec, scans, Backend::Cpu), "after the failed grid");
+}
+
 }  // namespace

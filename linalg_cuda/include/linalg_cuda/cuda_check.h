@@ -7,12 +7,21 @@
 #include <cusolver_common.h>
 #include <cusparse.h>
 
+#include <cstddef>
+#include <string>
+
 namespace linalg_cuda::detail {
 
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cusolver_error(cusolverStatus_t status, const char* call, const char* file, int line);
+
+// cudaMalloc that throws DeviceMemoryError (what: the caller's description, e.g. "DeviceVector of 1e9
+// doubles") when the device has not the memory, CudaError on any other failure; null for 0 bytes.
+void* device_malloc(std::size_t bytes, const char* what);
+// Throws DeviceMemoryError for `needed` bytes with the device's free and total memory now.
+[[noreturn]] void throw_device_memory_error(const std::string& what, std::size_t needed);
 
 inline void check(cudaError_t s, const char* call, const char* file, int line) {
   if (s != cudaSuccess) throw_cuda_error(s, call, file, line);

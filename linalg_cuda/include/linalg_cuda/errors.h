@@ -1,6 +1,7 @@
 #pragma once
 // Typed exceptions thrown by every module of the project. Library code never exits or aborts:
 // it throws one of these, with a message that says what failed and where.
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -16,6 +17,20 @@ class Error : public std::runtime_error {
 class CudaError : public Error {
  public:
   using Error::Error;
+};
+
+// The device has not the memory an allocation needs. what() = "<what>: out of device memory: N GiB
+// needed, F of T GiB free"; the numbers are there too. The object whose allocation failed holds nothing
+// (its earlier buffers are freed as the exception leaves it), and the device stays usable.
+class DeviceMemoryError : public CudaError {
+ public:
+  DeviceMemoryError(const std::string& what, std::size_t needed_bytes, std::size_t free_bytes, std::size_t total_bytes);
+  std::size_t needed_bytes() const { return needed_; }
+  std::size_t free_bytes() const { return free_; }
+  std::size_t total_bytes() const { return total_; }
+
+ private:
+  std::size_t needed_, free_, total_;
 };
 
 // Operand shapes do not fit (matrix + matrix of another size, matrix * vector of the wrong length, ...).

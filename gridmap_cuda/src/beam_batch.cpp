@@ -9,6 +9,7 @@
 
 #include "gridmap_cuda/occupancy_grid.h"
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/readable.h"
 
 namespace gridmap_cuda::detail {
 namespace {
@@ -29,7 +30,7 @@ std::vector<EvidenceEntry> build_evidence_table(const SensorModel& model, double
   // The table has 2 (range_max / resolution)^2 entries: beyond 4096 cells of range that is gigabytes.
   if (!(model.range_max / resolution <= 4096.0))
     throw linalg_cuda::InvalidArgument("SensorModel: range_max / resolution = " +
-                                       std::to_string(model.range_max / resolution) +
+                                       linalg_cuda::detail::readable(model.range_max / resolution) +
                                        " cells; at most 4096 are supported (coarser cells or a shorter range_max)");
   if (!((model.usable_range + model.wall_thickness) / resolution < kMaxCellsFromLaser))
     throw linalg_cuda::InvalidArgument("SensorModel: usable_range + wall_thickness spans more than 2^29 cells");
@@ -152,7 +153,7 @@ BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<P
     for (std::size_t i = 0; i < ranges.size(); ++i)
       if (!(ranges[i] >= 0.0f && ranges[i] <= std::numeric_limits<float>::max()))
         throw linalg_cuda::InvalidArgument("scan " + std::to_string(first_bad_scan) + ", beam " + std::to_string(i) +
-                                           ": range " + std::to_string(ranges[i]) +
+                                           ": range " + linalg_cuda::detail::readable(ranges[i]) +
                                            " is not a finite non-negative distance");
   }
   batch.used_beams = used_total;

@@ -32,8 +32,8 @@ void SensorModel::validate() const {
   require_distance(wall_thickness, "wall_thickness");
   require_distance(usable_range, "usable_range");
   if (range_sure > range_max)
-    throw linalg_cuda::InvalidArgument("SensorModel: range_sure " + std::to_string(range_sure) +
-                                       " exceeds range_max " + std::to_string(range_max));
+    throw linalg_cuda::InvalidArgument("SensorModel: range_sure " + linalg_cuda::detail::readable(range_sure) +
+                                       " exceeds range_max " + linalg_cuda::detail::readable(range_max));
 }
 
 }  // namespace gridmap_cuda

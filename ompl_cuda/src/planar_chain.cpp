@@ -4,6 +4,7 @@
 #include <string>
 
 #include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/readable.h"
 
 namespace ompl_cuda {
 
@@ -23,7 +24,7 @@ void PlanarChain::validate() const {
   for (int i = 0; i < links(); ++i)
     if (!std::isfinite(link_lengths[i]) || !(link_lengths[i] > 0.0))
       throw linalg_cuda::InvalidArgument("PlanarChain: link " + std::to_string(i) + " has length " +
-                                         std::to_string(link_lengths[i]) + "; lengths must be positive and finite");
+                                         linalg_cuda::detail::readable(link_lengths[i]) + "; lengths must be positive and finite");
   if (!std::isfinite(base_x) || !std::isfinite(base_y))
     throw linalg_cuda::InvalidArgument("PlanarChain: the base position is not finite");
 }

@@ -13,12 +13,15 @@
 namespace ceres_cuda::detail {
 
 template <typename T>
-linalg_cuda::DeviceBuffer upload_array(const std::vector<T>& host, cudaStream_t stream) {
-  linalg_cuda::DeviceBuffer buffer(std::max<std::size_t>(1, host.size()) * sizeof(T));
-  if (!host.empty())
-    LINALG_CUDA_CHECK(
-        cudaMemcpyAsync(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+linalg_cuda::DeviceBuffer upload_array(const T* host, std::size_t n, cudaStream_t stream) {
+  linalg_cuda::DeviceBuffer buffer(std::max<std::size_t>(1, n) * sizeof(T));
+  if (n > 0) LINALG_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
   return buffer;
+}
+
+template <typename T>
+linalg_cuda::DeviceBuffer upload_array(const std::vector<T>& host, cudaStream_t stream) {
+  return upload_array(host.data(), host.size(), stream);
 }
 
 }  // namespace ceres_cuda::detail

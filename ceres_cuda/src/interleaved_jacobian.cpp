@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "block_schur_math.h"
+#include "fresh_memory.h"
 #include "phase_log.h"
 #include "set_up_threads.h"
 
@@ -91,7 +92,7 @@ RowTiles::RowTiles(const SchurStructure& s, const JacobianCells& cells) {
   }
 
   row_entries = kSlotFirstCell + 2 * most_cells;
-  slot_row.resize(row_entries * slots);
+  slot_row = uninitialised_array<int>(static_cast<std::size_t>(row_entries) * slots);
 #pragma omp parallel for schedule(static)
   for (long q = 0; q < slots; ++q) {
     const int r = slot_residual[q], first = cells.row_start[r], n = cells.row_start[r + 1] - first;
@@ -112,8 +113,9 @@ ColumnTiles::ColumnTiles(const ColumnChunks& chunks, int num_chunks, const Jacob
   const SetUpThreads threads(static_cast<long>(cells.row_start.size()) - 1);
   base.resize(num_chunks);
   width.resize(num_chunks);
-  lane_row.resize(static_cast<long>(num_chunks) * kWarpLanes);
-  lane_rows.resize(static_cast<long>(num_chunks) * kWarpLanes);
+  lanes = static_cast<long>(num_chunks) * kWarpLanes;
+  lane_row = uninitialised_array<int>(lanes);
+  lane_rows = uninitialised_array<int>(lanes);
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < num_chunks; ++k) {
     const int t = cells.tangent_size[chunks.block[k]];

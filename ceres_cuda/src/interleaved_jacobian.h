@@ -8,7 +8,9 @@
 //    whole e-blocks (an e-block with more than 32 rows has a tile of its own, stored and read in rounds
 //    of 32 rows): the point pass, u = F x per row, g = E'u summed per e-block, v = u - E V^-1 g.
 //  - ColumnTiles: the f-blocks' column chunks (ColumnChunks, a cell per lane): the column pass, F'v.
-// Both are plans on the host, built once per engine; the engine fills the copies after each Jacobian.
+// Both are plans on the host, built once per engine on the set-up's threads (their largest arrays left
+// uninitialised until then: fresh_memory.h); the engine fills the copies after each Jacobian.
+#include <memory>
 #include <vector>
 
 #include "jacobian_cells.h"
@@ -29,7 +31,7 @@ inline int pack_row_shape(int rows, int cells, int e_index) { return rows | cell
 struct RowTiles {
   std::vector<int> slot_residual;  // residual blocks, e-block after e-block (residual order within one)
   std::vector<int> slot_e_block;   // per slot, its e-block, or -1
-  std::vector<int> slot_row;       // the slots' rows (see kSlotRowOffset), row_entries per slot
+  std::unique_ptr<int[]> slot_row; // the slots' rows (see kSlotRowOffset), row_entries per slot
   int row_entries = 0;             // 2 + 2 x the most cells of a row
   std::vector<int> tile_start;     // tile t: slots [tile_start[t], tile_start[t + 1])
   std::vector<long> tile_base;     // tile t's values from tile_base[t], round after round of 32 rows
@@ -39,6 +41,7 @@ struct RowTiles {
   int max_e = 0;                   // the largest e-block tangent size
 
   int tiles() const { return static_cast<int>(tile_width.size()); }
+  long slots() const { return static_cast<long>(slot_residual.size()); }
 
   // Offsets in residual and tangent vectors must fit an int (the engine checks).
   RowTiles(const SchurStructure& s, const JacobianCells& cells);
@@ -51,7 +54,8 @@ struct ColumnTiles {
   std::vector<int> width;
   // Per chunk and lane (k * 32 + lane): the cell's residual's offset in residual vectors and its size
   // (0 for a lane past the chunk's cells).
-  std::vector<int> lane_row, lane_rows;
+  std::unique_ptr<int[]> lane_row, lane_rows;
+  long lanes = 0;
   long num_values = 0;
 
   ColumnTiles(const ColumnChunks& chunks, int num_chunks, const JacobianCells& cells);

@@ -31,24 +31,24 @@ std::unique_ptr<InterleavedSchurProduct> InterleavedSchurProduct::make(const Sch
   const bool fits_int =
       cells.num_rows < INT_MAX && s.tangent_size() < INT_MAX && rows.row_entries <= kSlotFirstCell + 2 * 254;
   const std::size_t bytes = (rows.num_values + columns.num_values) * sizeof(double) +
-                            (rows.slot_row.size() + 2 * columns.lane_row.size()) * sizeof(int);
+                            (rows.row_entries * rows.slots() + 2 * columns.lanes) * sizeof(int);
   if (!fits_int || rows.tiles() == 0 || bytes > linalg_cuda::free_device_memory() / 2) return nullptr;
 
   std::unique_ptr<InterleavedSchurProduct> p(new InterleavedSchurProduct(stream));
   p->slot_residual_ = upload_array(rows.slot_residual, stream);
   p->slot_e_block_ = upload_array(rows.slot_e_block, stream);
-  p->slot_row_ = upload_array(rows.slot_row, stream);
+  p->slot_row_ = upload_array(rows.slot_row.get(), static_cast<std::size_t>(rows.row_entries) * rows.slots(), stream);
   p->tile_start_ = upload_array(rows.tile_start, stream);
   p->tile_base_ = upload_array(rows.tile_base, stream);
   p->tile_width_ = upload_array(rows.tile_width, stream);
   p->column_base_ = upload_array(columns.base, stream);
-  p->lane_row_ = upload_array(columns.lane_row, stream);
-  p->lane_rows_ = upload_array(columns.lane_rows, stream);
+  p->lane_row_ = upload_array(columns.lane_row.get(), columns.lanes, stream);
+  p->lane_rows_ = upload_array(columns.lane_rows.get(), columns.lanes, stream);
   p->row_values_ = linalg_cuda::DeviceVector<double>(std::max<long>(1, rows.num_values));
   p->column_values_ = linalg_cuda::DeviceVector<double>(std::max<long>(1, columns.num_values));
   p->tiles_ = std::make_unique<Tiles>(Tiles{
       {p->slot_residual_.as<int>(), p->slot_e_block_.as<int>(), p->slot_row_.as<int>(),
-       static_cast<long>(rows.slot_residual.size()), p->tile_start_.as<int>(), p->tile_base_.as<long>(),
+       rows.slots(), p->tile_start_.as<int>(), p->tile_base_.as<long>(),
        p->tile_width_.as<int>(), rows.tiles(), p->row_values_.data()},
       {p->column_base_.as<long>(), p->lane_row_.as<int>(), p->lane_rows_.as<int>(), f_chunks,
        p->column_values_.data()}});

@@ -11,6 +11,6 @@ scripts/build.sh
 # 40 s keeps the step near 6 minutes on two cores; FUZZ_SECONDS changes it.
 scripts/fuzz.sh "${FUZZ_SECONDS:-90}"
 # The CPU test suite again, built with ASan and UBSan on the host code, .cu files included
-# (docs/reliability.md, "Sanitizers"): about 28 minutes from an empty build folder on two cores, 5 of
-# them ctest; a kept SANITIZE_BUILD_DIR rebuilds only what changed.
+# (docs/reliability.md, "Sanitizers"): 28 to 34 minutes from an empty build folder on two cores, 5 to
+# 7 of them ctest; a kept SANITIZE_BUILD_DIR rebuilds only what changed.
 scripts/sanitize.sh

@@ -27,8 +27,8 @@ if(CUDA_SOLVERS_SANITIZE)
   set(_flags)
   foreach(_sanitizer IN LISTS _sanitizers)
     list(APPEND _flags -fsanitize=${_sanitizer})
-    list(APPEND CUDA_SOLVERS_SANITIZE_COMPILE_OPTIONS
-         $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${_sanitizer}> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fsanitize=${_sanitizer}>)
+    list(APPEND CUDA_SOLVERS_SANITIZE_COMPILE_OPTIONS $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${_sanitizer}>
+                                                     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fsanitize=${_sanitizer}>)
   endforeach()
   # Frame pointers give whole stacks from the sanitizers' fast unwinder; a UBSan report stops the
   # program (and fails its test) instead of scrolling past. g++ leaves float-cast-overflow out of

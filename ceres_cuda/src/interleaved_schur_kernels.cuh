@@ -11,6 +11,7 @@
 // in registers.
 #include "block_schur_math.h"
 #include "grid_stride.cuh"
+#include "interleaved_jacobian.h"
 #include "linalg_cuda/internal/deterministic_reduce.cuh"
 
 namespace ceres_cuda::detail {

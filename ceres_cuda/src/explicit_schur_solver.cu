@@ -26,8 +26,12 @@ constexpr double kMaxSyrkFlops = 2e11;
 }  // namespace
 
 ExplicitSchurSolver::ExplicitSchurSolver(const SchurStructure& structure, const JacobianCells& cells,
-                                         ExplicitSchurMethod method, cudaStream_t stream)
-    : s_(structure), cells_(cells), method_(method), stream_(stream), n_(structure.f_tangent_size) {
+                                         ExplicitSchurMethod method)
+    : s_(structure),
+      cells_(cells),
+      method_(method),
+      stream_(linalg_cuda::thread_context().stream()),
+      n_(structure.f_tangent_size) {
   info_.reserve(sizeof(int));
 }
 
@@ -37,7 +41,6 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
   const long n = n_;
   // The thread's handle, made once: a handle's creation costs more than a small problem's step.
   cusolverDnHandle_t solver = linalg_cuda::thread_context().cusolver_dense();
-  LINALG_CUDA_CHECK(cusolverDnSetStream(solver, stream_));
   dense_.resize(static_cast<std::size_t>(n) * n);
   dense_.fill(0.0);
   if (!pairs_made_) make_pairs();
@@ -142,8 +145,8 @@ void ExplicitSchurSolver::subtract_e_terms_by_syrk(const BlockSparseView& view, 
   const long max_columns = std::max<long>(kMaxEBlockTangentSize, (256l << 20) / sizeof(double) / std::max<long>(1, n));
   const int chunk = static_cast<int>(std::min<long>(max_columns / kMaxEBlockTangentSize, std::max(1, s_.num_e_blocks)));
   g_.resize(static_cast<std::size_t>(n) * kMaxEBlockTangentSize * chunk);
+  // No cublasSetStream: it would drop the handle's own workspace (CudaContext::cublas).
   cublasHandle_t blas = linalg_cuda::thread_context().cublas();
-  LINALG_CUDA_CHECK(cublasSetStream(blas, stream_));
   for (int first = 0; first < s_.num_e_blocks; first += chunk) {
     const int count = std::min(chunk, s_.num_e_blocks - first);
     const long columns = static_cast<long>(kMaxEBlockTangentSize) * count;

@@ -25,8 +25,8 @@ namespace ceres_cuda::detail {
 
 class ExplicitSchurSolver {
  public:
-  ExplicitSchurSolver(const SchurStructure& structure, const JacobianCells& cells, ExplicitSchurMethod method,
-                      cudaStream_t stream);
+  // Runs on the thread's linalg_cuda stream, whose cuBLAS and cuSOLVER handles are bound to it.
+  ExplicitSchurSolver(const SchurStructure& structure, const JacobianCells& cells, ExplicitSchurMethod method);
   ExplicitSchurSolver(const ExplicitSchurSolver&) = delete;
   ExplicitSchurSolver& operator=(const ExplicitSchurSolver&) = delete;
 

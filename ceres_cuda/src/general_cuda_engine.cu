@@ -394,7 +394,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   void exact_solve(StepResult* result) {
     diagonal_chunks(false);
     if (!explicit_schur_)
-      explicit_schur_ = std::make_unique<ExplicitSchurSolver>(s_, cells_, options_.explicit_schur, stream_);
+      explicit_schur_ = std::make_unique<ExplicitSchurSolver>(s_, cells_, options_.explicit_schur);
     *result = explicit_schur_->solve(view_, diagonal_chunks_, diagonal_partials_.data(), d2_.data(), v_inverse_.data(),
                                      rhs_.data(), y_.data());
     counters_.linear_iterations += result->linear_iterations;

@@ -1,5 +1,7 @@
 #include "linalg_cuda/cuda_context.h"
 
+#include <cstddef>
+
 #include "linalg_cuda/cuda_check.h"
 
 namespace linalg_cuda {
@@ -11,11 +13,47 @@ CudaContext::CudaContext() {
   LINALG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
+namespace {
+
+// Creating a handle allocates device memory, which a stream capture in the global or thread-local
+// mode forbids on its thread: a handle first asked for while the thread captures (a CG's device
+// loop around a user's operator) is made as in relaxed mode, outside the graph.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
+// cuBLAS' recommended workspace: 32 MiB on Hopper and later, 4 MiB before (cuBLAS guide,
+// cublasSetWorkspace).
+std::size_t cublas_workspace_bytes(const cudaDeviceProp& properties) {
+  return std::size_t(properties.major >= 9 ? 32 : 4) << 20;
+}
+
+}  // namespace
+
 cublasHandle_t CudaContext::cublas() const {
   if (!cublas_) {
+    // A workspace of the handle's own: without one, cuBLAS allocates its workspace stream-ordered
+    // while a stream is captured, and a graph with allocation nodes cannot be the body of a
+    // conditional node (the CG's device loop). Zeroed once, outside any capture of stream_, so
+    // that no kernel reads unset memory.
+    const RelaxedCaptureMode relaxed;
+    const std::size_t workspace_bytes = cublas_workspace_bytes(properties_);
+    if (!cublas_workspace_) {
+      cublas_workspace_ = detail::device_malloc(workspace_bytes, "the cuBLAS workspace");
+      LINALG_CUDA_CHECK(cudaMemset(cublas_workspace_, 0, workspace_bytes));
+    }
     cublasHandle_t handle = nullptr;
     LINALG_CUDA_CHECK(cublasCreate(&handle));
-    if (const cublasStatus_t status = cublasSetStream(handle, stream_); status != CUBLAS_STATUS_SUCCESS) {
+    cublasStatus_t status = cublasSetStream(handle, stream_);
+    if (status == CUBLAS_STATUS_SUCCESS) status = cublasSetWorkspace(handle, cublas_workspace_, workspace_bytes);
+    if (status != CUBLAS_STATUS_SUCCESS) {
       cublasDestroy(handle);
       LINALG_CUDA_CHECK(status);
     }
@@ -26,6 +64,7 @@ cublasHandle_t CudaContext::cublas() const {
 
 cusparseHandle_t CudaContext::cusparse() const {
   if (!cusparse_) {
+    const RelaxedCaptureMode relaxed;
     cusparseHandle_t handle = nullptr;
     LINALG_CUDA_CHECK(cusparseCreate(&handle));
     if (const cusparseStatus_t status = cusparseSetStream(handle, stream_); status != CUSPARSE_STATUS_SUCCESS) {
@@ -39,6 +78,7 @@ cusparseHandle_t CudaContext::cusparse() const {
 
 cusolverDnHandle_t CudaContext::cusolver_dense() const {
   if (!cusolver_dense_) {
+    const RelaxedCaptureMode relaxed;
     cusolverDnHandle_t handle = nullptr;
     LINALG_CUDA_CHECK(cusolverDnCreate(&handle));
     if (const cusolverStatus_t status = cusolverDnSetStream(handle, stream_); status != CUSOLVER_STATUS_SUCCESS) {
@@ -55,6 +95,7 @@ CudaContext::~CudaContext() {
   if (cusolver_dense_) cusolverDnDestroy(cusolver_dense_);
   if (cusparse_) cusparseDestroy(cusparse_);
   if (cublas_) cublasDestroy(cublas_);
+  if (cublas_workspace_) cudaFree(cublas_workspace_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 

@@ -1,15 +1,21 @@
 // CudaStream and CudaEvent: a copy on one stream, ordered before work on another by an event, is seen
-// complete there; moved-from owners hold nothing (and destroying them is safe).
+// complete there; moved-from owners hold nothing (and destroying them is safe). The thread's
+// CudaContext: its cuBLAS handle is captured into graphs without allocation nodes.
 #include "linalg_cuda/cuda_stream.h"
 
+#include <exception>
 #include <numeric>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "linalg_cuda/cuda_check.h"
+#include "linalg_cuda/cuda_context.h"
 #include "linalg_cuda/device_buffer.h"
+#include "linalg_cuda/device_vector.h"
 #include "test_support.h"
 
 namespace linalg_cuda {
@@ -51,6 +57,59 @@ TEST(CudaStream, MovesTransferOwnership) {
   EXPECT_EQ(f.get(), event);
   LINALG_CUDA_CHECK(cudaEventRecord(f.get(), c.get()));
   LINALG_CUDA_CHECK(cudaEventSynchronize(f.get()));
+}
+
+// The CG's device loop puts its iteration, a cuBLAS gemv for a dense operator included, in the body of
+// a conditional graph node, which cannot hold the memory allocation nodes that cuBLAS records when it
+// has no workspace of its own: the context's handle must have one. On a new thread, so that the
+// handle is first asked for while the stream captures (its creation allocates outside the graph).
+TEST(CudaContext, CublasIsCapturedWithoutAllocationNodes) {
+  REQUIRE_CUDA_DEVICE();
+  const int n = 300;
+  DeviceVector<double> a(std::size_t(n) * n), x(n), y(n);
+  a.fill(1.0);
+  x.fill(2.0);
+  LINALG_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cudaGraphNodeType> types;
+  std::vector<double> result;
+  std::string error;
+  std::thread([&] {
+    try {
+      CudaContext& context = thread_context();
+      const double one = 1.0, zero = 0.0;
+      cudaGraph_t graph = nullptr;
+      LINALG_CUDA_CHECK(cudaStreamBeginCapture(context.stream(), cudaStreamCaptureModeThreadLocal));
+      const cublasStatus_t status =
+          cublasDgemv(context.cublas(), CUBLAS_OP_N, n, n, &one, a.data(), n, x.data(), 1, &zero, y.data(), 1);
+      LINALG_CUDA_CHECK(cudaStreamEndCapture(context.stream(), &graph));
+      LINALG_CUDA_CHECK(status);
+      std::size_t count = 0;
+      LINALG_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+      std::vector<cudaGraphNode_t> nodes(count);
+      LINALG_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+      for (cudaGraphNode_t node : nodes) {
+        cudaGraphNodeType type{};
+        LINALG_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+        types.push_back(type);
+      }
+      cudaGraphExec_t exec = nullptr;
+      LINALG_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      LINALG_CUDA_CHECK(cudaGraphLaunch(exec, context.stream()));
+      result = y.to_std();
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }).join();
+  ASSERT_EQ(error, "");
+  EXPECT_FALSE(types.empty());
+  for (cudaGraphNodeType type : types) {
+    EXPECT_NE(type, cudaGraphNodeTypeMemAlloc);
+    EXPECT_NE(type, cudaGraphNodeTypeMemFree);
+  }
+  ASSERT_EQ(result.size(), std::size_t(n));
+  for (double value : result) EXPECT_EQ(value, 2.0 * n);
 }
 
 }  // namespace

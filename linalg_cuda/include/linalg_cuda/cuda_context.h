@@ -32,6 +32,7 @@ class CudaContext {
  private:
   cudaStream_t stream_ = nullptr;
   mutable cublasHandle_t cublas_ = nullptr;
+  mutable void* cublas_workspace_ = nullptr;  // the cuBLAS handle's workspace (device memory)
   mutable cusparseHandle_t cusparse_ = nullptr;
   mutable cusolverDnHandle_t cusolver_dense_ = nullptr;
   cudaDeviceProp properties_{};

@@ -170,7 +170,10 @@ std::pair<std::vector<double>, std::vector<double>> random_motion(std::mt19937& 
   std::normal_distribution<double> g;
   std::vector<double> dir(from.size());
   double norm = 0;
-  for (double& v : dir) norm += (v = g(rng)) * v;
+  for (double& v : dir) {
+    v = g(rng);
+    norm += v * v;
+  }
   for (std::size_t k = 0; k < from.size(); ++k) {
     to[k] = from[k] + dir[k] / std::sqrt(norm) * length;
     if (s.kind == kSO2) to[k] = std::remainder(to[k], 2 * M_PI) == M_PI ? -M_PI : std::remainder(to[k], 2 * M_PI);

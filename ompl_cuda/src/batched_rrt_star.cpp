@@ -69,13 +69,23 @@ void BatchedRRTstar::setup() {
     nn_->setDistanceFunction([this](const Motion* a, const Motion* b) { return si_->distance(a->state, b->state); });
   }
   OMPL_DEBUG("%s: nearest neighbours by %s", getName().c_str(), nearestNeighborsUsed());
+  // Only read here: setup() runs on the planner's own thread under ParallelPlan, beside other planners
+  // that read the same problem definition (the default objective is stored by setProblemDefinition).
   if (pdef_) {
     objective_ = pdef_->hasOptimizationObjective() ? pdef_->getOptimizationObjective()
                                                    : std::make_shared<ob::PathLengthOptimizationObjective>(si_);
-    if (!pdef_->hasOptimizationObjective()) pdef_->setOptimizationObjective(objective_);
   }
   const double d = si_->getStateDimension();
   k_rrt_ = rewire_factor_ * std::exp(1.0) * (1.0 + 1.0 / d);
+}
+
+// As OMPL's RRTstar: path length where the problem names no objective, stored in the problem
+// definition, so that the solution's cost can be read against it. Stored now, on the thread that
+// configures the planner, before any solve.
+void BatchedRRTstar::setProblemDefinition(const ob::ProblemDefinitionPtr& pdef) {
+  ob::Planner::setProblemDefinition(pdef);
+  if (pdef_ && !pdef_->hasOptimizationObjective())
+    pdef_->setOptimizationObjective(std::make_shared<ob::PathLengthOptimizationObjective>(si_));
 }
 
 void BatchedRRTstar::free_memory() {

@@ -1,10 +1,10 @@
 // The checkers and planners under concurrency: one ChainValidityChecker and one ChainMotionValidator
 // called from several threads at once (single calls, batch calls whose OpenMP loops then run inside
 // each thread, both together), OMPL's PRM (it adds goal states and their edges on a thread of its own
-// while the roadmap grows) and ompl::tools::ParallelPlan with planners sharing the space information.
-// Every answer is compared with the same calls made on one thread, or with a fresh CPU checker and
-// OMPL's DiscreteMotionValidator run afterwards on one thread, so the tests check results in any build,
-// not only under ThreadSanitizer.
+// while the roadmap grows), ompl::tools::ParallelPlan with planners sharing the space information, and
+// the batched planners side by side. Every answer is compared with the same calls made on one thread,
+// or with a fresh CPU checker and OMPL's DiscreteMotionValidator run afterwards on one thread, so the
+// tests check results in any build, not only under ThreadSanitizer.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -26,6 +26,8 @@
 #include <ompl/util/Console.h>
 
 #include "chain_test_support.h"
+#include "ompl_cuda/batched_prm.h"
+#include "ompl_cuda/batched_rrt_star.h"
 #include "ompl_cuda/chain_motion_validator.h"
 #include "ompl_cuda/chain_problem.h"
 #include "ompl_cuda/chain_validity_checker.h"
@@ -327,6 +329,40 @@ TEST(ConcurrentPlanning, ParallelPlanSharesTheCheckers) {
   const auto reference = reference_for(problem, si->getStateSpace());
   expect_solutions_valid(*pdef, reference);
   for (const auto& planner : planners) EXPECT_GT(expect_planner_data_valid(*planner, reference), 0u);
+}
+
+// BatchedRRTstar and BatchedPRM side by side in ParallelPlan, as its documentation has it (addPlanner,
+// then solve): each planner's setup() runs on its own thread as it starts solving, then their batch
+// calls (checkMotions, the batch isValid of 5,000 samples, and on the CPU backend the nearest-neighbour
+// search) run at once on the shared checkers, each with its own OpenMP threads. Regression: the setups
+// must only read the problem definition's objective; BatchedRRTstar stores its default one when
+// addPlanner sets the problem definition (ThreadSanitizer reported BatchedRRTstar::setup writing it
+// while BatchedPRM::setup read it).
+TEST(ConcurrentPlanning, BatchedPlannersSideBySide) {
+  ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
+  const auto problem = ompl_cuda::paper_problem();
+  auto setup = ompl_cuda::make_simple_setup(problem, test_backend());
+  const ob::SpaceInformationPtr& si = setup->getSpaceInformation();
+  const ob::ProblemDefinitionPtr& pdef = setup->getProblemDefinition();
+  auto rrt_star = std::make_shared<ompl_cuda::BatchedRRTstar>(si);
+  rrt_star->setBatchSize(256);
+  rrt_star->setMaxSamples(1024);
+  auto prm = std::make_shared<ompl_cuda::BatchedPRM>(si);
+  prm->setBatchSize(5000);
+  ompl::tools::ParallelPlan parallel(pdef);
+  ASSERT_FALSE(pdef->hasOptimizationObjective());
+  parallel.addPlanner(rrt_star);
+  EXPECT_TRUE(pdef->hasOptimizationObjective());  // before any thread starts
+  parallel.addPlanner(prm);
+  // BatchedRRTstar stops at its sample limit; BatchedPRM grows its roadmap (the path-length objective
+  // has no threshold a path meets) for the whole 1.5 s.
+  EXPECT_TRUE(parallel.solve(ob::timedPlannerTerminationCondition(1.5), 2, 2, false));
+  const auto reference = reference_for(problem, si->getStateSpace());
+  expect_solutions_valid(*pdef, reference);
+  EXPECT_GE(rrt_star->samplesDrawn(), 256u);
+  EXPECT_GT(prm->milestoneCount(), 1000u);
+  EXPECT_GT(expect_planner_data_valid(*rrt_star, reference), 100u);
+  EXPECT_GT(expect_planner_data_valid(*prm, reference), 100u);
 }
 
 }  // namespace

@@ -9,8 +9,13 @@
 //
 // Asymptotically optimal for the path-length objective (k-nearest RRT*, k = rewire_factor * e (1 + 1/d)
 // log n); honours the PlannerTerminationCondition between batches; fills PlannerData; usable from
-// SimpleSetup and ompl::tools::Benchmark. Parameters: range, goal_bias, batch_size, rewire_factor,
-// max_samples (0 = until the termination condition).
+// SimpleSetup, ompl::tools::Benchmark and ompl::tools::ParallelPlan. Parameters: range, goal_bias,
+// batch_size, rewire_factor, max_samples (0 = until the termination condition).
+//
+// Where the problem definition has no optimization objective, it gets one for path length, as OMPL's
+// RRTstar stores its default there; here when the problem definition is set (setProblemDefinition:
+// SimpleSetup::setup, ParallelPlan::addPlanner), not in setup(), which ParallelPlan runs on each
+// planner's thread while the other planners read the objective.
 #include <atomic>
 #include <limits>
 #include <memory>
@@ -34,6 +39,7 @@ class BatchedRRTstar : public ompl::base::Planner {
 
   ompl::base::PlannerStatus solve(const ompl::base::PlannerTerminationCondition& ptc) override;
   void clear() override;
+  void setProblemDefinition(const ompl::base::ProblemDefinitionPtr& pdef) override;
   void setup() override;
   void getPlannerData(ompl::base::PlannerData& data) const override;
 

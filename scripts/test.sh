@@ -14,3 +14,8 @@ scripts/fuzz.sh "${FUZZ_SECONDS:-90}"
 # (docs/reliability.md, "Sanitizers"): 28 to 34 minutes from an empty build folder on two cores, 5 to
 # 7 of them ctest; a kept SANITIZE_BUILD_DIR rebuilds only what changed.
 scripts/sanitize.sh
+# The OMPL checkers and planners under ThreadSanitizer (docs/reliability.md, "ThreadSanitizer"): ompl_cuda
+# and its tests built with clang and LLVM's OpenMP, run with Archer: 3 to 8 minutes from an empty build
+# folder on two cores (the build 1.3 to 5.3 of them, the tests 1.5 to 2), 2 minutes with a kept
+# TSAN_BUILD_DIR.
+scripts/tsan.sh

@@ -44,7 +44,7 @@ class BatchedPRM : public ompl::base::Planner {
   // Forgets the roadmap (as OMPL's PRM::clear does).
   void clear() override;
   // Forgets the start and goal states only; the roadmap stays for the next query (as PRM::clearQuery).
-  void clearQuery();
+  void clearQuery() override;
   void setProblemDefinition(const ompl::base::ProblemDefinitionPtr& pdef) override;
   void setup() override;
   void getPlannerData(ompl::base::PlannerData& data) const override;

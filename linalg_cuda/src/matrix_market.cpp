@@ -5,13 +5,13 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <istream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +19,8 @@
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/file_errors.h"
 #include "linalg_cuda/internal/readable.h"
+#include "linalg_cuda/internal/text_blocks.h"
+#include "matrix_market_blocks.h"
 
 namespace linalg_cuda {
 namespace {
@@ -41,36 +43,80 @@ std::string to_lower(std::string text) {
   return text;
 }
 
-// Hands out the lines of an in-memory file one at a time and knows the current line number, so every
-// error can name the line it found. Working on one buffer (instead of getline per line) keeps the
-// parse of multi-million-entry files dominated by number conversion, not by stream overhead.
+// The longest line read. A Matrix Market line holds two indices and a value, or a comment; a longer
+// "line" (a binary file, a file of one endless line) is refused before its buffer fills the memory.
+constexpr std::size_t kMaxLineBytes = std::size_t(1) << 20;
+
+// Hands out the lines of the text one at a time, block by block, and knows the current line number,
+// so every error can name the line it found. Splitting lines in a buffer by hand (instead of getline
+// per line) keeps the parse of multi-million-entry files dominated by number conversion, not by
+// stream overhead.
 class LineReader {
  public:
-  explicit LineReader(const std::string& text) : next_(text.c_str()), end_(text.c_str() + text.size()) {}
+  LineReader(detail::TextBlocks& text, const std::string& name) : text_(text), name_(name) {}
 
   // Moves to the next line; false when the text is exhausted.
   bool advance() {
-    if (next_ >= end_) return false;
+    while (next_ >= end_) {
+      const detail::TextBlocks::Status status = text_.next();
+      if (status == detail::TextBlocks::Status::PieceTooLong) fail_too_long(line_number_ + 1);
+      next_ = text_.begin();
+      end_ = text_.end();
+      if (status == detail::TextBlocks::Status::End) return false;
+    }
     begin_ = next_;
     const void* newline = std::memchr(next_, '\n', static_cast<size_t>(end_ - next_));
     line_end_ = newline ? static_cast<const char*>(newline) : end_;
     next_ = newline ? line_end_ + 1 : end_;
     ++line_number_;
+    // Whatever the blocks held of it: the same line fails the same way wherever the blocks start.
+    if (static_cast<size_t>(line_end_ - begin_) > kMaxLineBytes) fail_too_long(line_number_);
     return true;
   }
 
   const char* begin() const { return begin_; }
   const char* end() const { return line_end_; }
   long line_number() const { return line_number_; }
-  // Bytes not yet handed out: bounds how many entries can still follow (used to cap reservations).
-  size_t remaining_bytes() const { return static_cast<size_t>(end_ - next_); }
+  // Bytes of the text handed out so far: with the text's size, bounds how many entries can still
+  // follow (used to cap reservations).
+  std::uint64_t consumed_bytes() const { return next_ ? text_.offset_of(next_) : 0; }
+  // Bytes of the current block not yet handed out.
+  std::size_t buffered_bytes() const { return static_cast<std::size_t>(end_ - next_); }
 
  private:
-  const char* next_;
-  const char* end_;
+  [[noreturn]] void fail_too_long(long line) const {
+    throw ParseError(name_, line, "line longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB: not a Matrix Market line");
+  }
+
+  detail::TextBlocks& text_;
+  const std::string& name_;
+  const char* next_ = nullptr;
+  const char* end_ = nullptr;
   const char* begin_ = nullptr;
   const char* line_end_ = nullptr;
   long line_number_ = 0;
+};
+
+// The line of each entry, for errors found after the reading (an overflowing sum of duplicates).
+// Entries mostly sit on consecutive lines, so only the first entry of each run of them is kept:
+// comment or blank lines between entries start a new run.
+class EntryLines {
+ public:
+  void add(long long entry, long line) {
+    if (runs_.empty() || line != runs_.back().line + (entry - runs_.back().entry)) runs_.push_back({entry, line});
+  }
+  long line_of(long long entry) const {
+    const auto run = std::upper_bound(runs_.begin(), runs_.end(), entry,
+                                      [](long long e, const Run& r) { return e < r.entry; }) - 1;
+    return run->line + static_cast<long>(entry - run->entry);
+  }
+
+ private:
+  struct Run {
+    long long entry;
+    long line;
+  };
+  std::vector<Run> runs_;
 };
 
 // Splits the current line into numeric fields and turns every problem into a ParseError naming the line.
@@ -250,33 +296,41 @@ void read_entries(LineReader& lines, const Header& header, long long rows, long 
   }
 }
 
-// Entry (row, col) of the assembled matrix is not finite: reads the entries again from `lines` (on the
-// size line), summing those of (row, col) in the order the assembly does, and fails at the line where
-// the sum leaves the range of double. Such files are rare, so finding the line costs a second pass
-// instead of a line number kept for every entry.
-[[noreturn]] void fail_on_overflowing_sum(LineReader& lines, const Header& header, long long rows, long long cols,
-                                          long long declared, const std::string& name, int row, int col) {
+using Triplet = Eigen::Triplet<double, int>;
+
+// Entry (row, col) of the assembled matrix is not finite: goes through the entries again (the
+// triplets, in the file's order: one per entry, two for an off-diagonal entry of a symmetric file),
+// summing those of (row, col) in the order the assembly does, and fails at the line where the sum
+// leaves the range of double. Such files are rare, so finding the line costs a second pass instead of
+// a line number kept for every entry.
+[[noreturn]] void fail_on_overflowing_sum(const std::vector<Triplet>& triplets, const EntryLines& entry_lines,
+                                          bool symmetric, long size_line, const std::string& name, int row, int col) {
   double sum = 0.0;
-  long last_line = lines.line_number();
-  read_entries(lines, header, rows, cols, declared, name, [&](int i, int j, double value) {
-    const bool here = (i == row && j == col) || (header.symmetric && j == row && i == col);
-    if (!here) return;
-    sum += value;
-    last_line = lines.line_number();
+  long last_line = size_line;
+  long long entry = 0;
+  for (std::size_t t = 0; t < triplets.size(); ++entry) {
+    const Triplet& e = triplets[t];
+    t += symmetric && e.row() != e.col() ? 2 : 1;
+    const bool here = (e.row() == row && e.col() == col) || (symmetric && e.col() == row && e.row() == col);
+    if (!here) continue;
+    sum += e.value();
+    last_line = entry_lines.line_of(entry);
     if (!std::isfinite(sum)) {
       throw ParseError(name, last_line,
                        "entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
                            ") and its duplicates sum to " + detail::readable(sum) +
                            " (duplicates are summed; the sum is beyond the range of double)");
     }
-  });
+  }
   throw ParseError(name, last_line,
                    "entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
                        ") and its duplicates sum to a value that is not finite");
 }
 
-CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) {
-  LineReader lines(text);
+// Parses the text that `text` reads. `text_bytes`: the text's size when it is known before reading
+// (a file, a seekable stream), 0 when not (a pipe).
+CsrMatrix parse_matrix_market(detail::TextBlocks& text, std::uint64_t text_bytes, const std::string& name) {
+  LineReader lines(text, name);
   const Header header = parse_banner(lines, name);
 
   if (!advance_to_data_line(lines)) {
@@ -296,32 +350,51 @@ CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) 
     size_line.fail("symmetric matrix must be square, got " + std::to_string(rows) + " x " + std::to_string(cols));
   }
 
-  // Every entry line takes at least 4 bytes ("i j\n"), so a corrupt entry count cannot force a huge
-  // allocation before the file runs out.
-  const size_t plausible = std::min(static_cast<size_t>(declared), lines.remaining_bytes() / 4 + 1);
-  // The CSR matrix keeps a row pointer per row (and its assembly a count per column) whatever the
-  // entries: dimensions far beyond the entries the file can hold are mostly empty rows, memory the file
-  // does not back (2e9 rows declared in 60 bytes would take tens of GB). Allowed: 2^20 plus 64 per
-  // entry.
-  const long long dimension_limit = (1LL << 20) + 64LL * static_cast<long long>(plausible);
-  if (rows > dimension_limit || cols > dimension_limit) {
-    size_line.fail("a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix with at most " +
-                   std::to_string(plausible) + " entries (what the file's " + std::to_string(lines.remaining_bytes()) +
-                   " remaining bytes can hold) is mostly empty; at most " + std::to_string(dimension_limit) +
-                   " rows and columns are read for that many entries");
+  // What the rest of a text of `size` bytes can back: every entry line takes at least 4 bytes ("i j\n"),
+  // so a corrupt entry count cannot force a huge allocation before the file runs out. The CSR matrix
+  // keeps a row pointer per row (and its assembly a count per column) whatever the entries: dimensions
+  // far beyond the entries the file can hold are mostly empty rows, memory the file does not back
+  // (2e9 rows declared in 60 bytes would take tens of GB). Allowed: 2^20 plus 64 per entry.
+  const long size_line_number = lines.line_number();
+  const std::uint64_t after_size_line = lines.consumed_bytes();
+  const auto plausible_entries = [&](std::uint64_t size) {
+    const std::uint64_t remaining = size > after_size_line ? size - after_size_line : 0;
+    const size_t plausible = static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(declared),
+                                                                         remaining / 4 + 1));
+    const long long dimension_limit = (1LL << 20) + 64LL * static_cast<long long>(plausible);
+    if (rows > dimension_limit || cols > dimension_limit) {
+      throw ParseError(name, size_line_number,
+                       "a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix with at most " +
+                           std::to_string(plausible) + " entries (what the file's " + std::to_string(remaining) +
+                           " remaining bytes can hold) is mostly empty; at most " + std::to_string(dimension_limit) +
+                           " rows and columns are read for that many entries");
+    }
+    return plausible;
+  };
+  // A text of unknown size reserves what its current block can hold and grows with what it holds;
+  // the check of the dimensions waits for the end of the text, where its size is known.
+  const size_t reserved = text_bytes > 0 ? plausible_entries(text_bytes)
+                                         : std::min<size_t>(static_cast<size_t>(declared), lines.buffered_bytes() / 4 + 1);
+  std::vector<Triplet> triplets;
+  triplets.reserve(header.symmetric ? 2 * reserved : reserved);
+  EntryLines entry_lines;
+  try {
+    long long entry = 0;
+    read_entries(lines, header, rows, cols, declared, name, [&](int i, int j, double value) {
+      entry_lines.add(entry++, lines.line_number());
+      triplets.emplace_back(i, j, value);
+      if (header.symmetric && i != j) triplets.emplace_back(j, i, value);
+    });
+    if (advance_to_data_line(lines)) {
+      throw ParseError(name, lines.line_number(),
+                       "more entries than the " + std::to_string(declared) + " declared in the size line");
+    }
+  } catch (const ParseError&) {
+    // A size line that the text cannot back is the first error, as where the size is known at once.
+    if (text_bytes == 0) plausible_entries(text.drain());
+    throw;
   }
-  std::vector<Eigen::Triplet<double, int>> triplets;
-  triplets.reserve(header.symmetric ? 2 * plausible : plausible);
-  const LineReader first_entry = lines;
-  read_entries(lines, header, rows, cols, declared, name, [&](int i, int j, double value) {
-    triplets.emplace_back(i, j, value);
-    if (header.symmetric && i != j) triplets.emplace_back(j, i, value);
-  });
-
-  if (advance_to_data_line(lines)) {
-    throw ParseError(name, lines.line_number(),
-                     "more entries than the " + std::to_string(declared) + " declared in the size line");
-  }
+  if (text_bytes == 0) plausible_entries(lines.consumed_bytes());
 
   CsrMatrix matrix(static_cast<int>(rows), static_cast<int>(cols));
   // setFromTriplets sums duplicates, which is what the Matrix Market convention asks for.
@@ -331,25 +404,55 @@ CsrMatrix parse_matrix_market(const std::string& text, const std::string& name) 
   for (int i = 0; i < matrix.outerSize(); ++i) {
     for (CsrMatrix::InnerIterator it(matrix, i); it; ++it) {
       if (!std::isfinite(it.value())) {
-        LineReader again = first_entry;
         // A symmetric file names the entry by its place in the lower triangle, where the file has it.
         const bool mirrored = header.symmetric && it.row() < it.col();
-        fail_on_overflowing_sum(again, header, rows, cols, declared, name, mirrored ? it.col() : it.row(),
-                                mirrored ? it.row() : it.col());
+        fail_on_overflowing_sum(triplets, entry_lines, header.symmetric, size_line_number, name,
+                                mirrored ? it.col() : it.row(), mirrored ? it.row() : it.col());
       }
     }
   }
   return matrix;
 }
 
+// The bytes from the stream's position to its end, or 0 where it cannot seek (a pipe); the position
+// is left as it was.
+std::uint64_t bytes_left_in(std::istream& in) {
+  const std::istream::pos_type here = in.tellg();
+  if (here == std::istream::pos_type(-1)) return 0;
+  in.seekg(0, std::ios::end);
+  const std::istream::pos_type end = in.tellg();
+  in.clear();
+  in.seekg(here);
+  if (end == std::istream::pos_type(-1) || end < here || in.fail()) {
+    in.clear();
+    return 0;
+  }
+  return static_cast<std::uint64_t>(end - here);
+}
+
 }  // namespace
 
-CsrMatrix read_matrix_market(std::istream& in, const std::string& name) try {
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw ParseError(name, 0, "read error");
-  return parse_matrix_market(text, name);
+namespace detail {
+
+CsrMatrix read_matrix_market(std::istream& in, const std::string& name, std::size_t block_bytes) try {
+  const std::uint64_t text_bytes = bytes_left_in(in);
+  TextBlocks text(
+      [&](char* out, std::size_t size) {
+        in.read(out, static_cast<std::streamsize>(size));
+        if (in.bad()) throw ParseError(name, 0, "read error");
+        return static_cast<std::size_t>(in.gcount());
+      },
+      TextBlocks::Cut::AfterNewline, kMaxLineBytes, text_bytes, block_bytes);
+  // An empty text is no different from one of unknown size: both reach the end before any entry.
+  return parse_matrix_market(text, text_bytes, name);
 } catch (...) {
-  detail::rethrow_with_file_context(name);
+  rethrow_with_file_context(name);
+}
+
+}  // namespace detail
+
+CsrMatrix read_matrix_market(std::istream& in, const std::string& name) {
+  return detail::read_matrix_market(in, name, detail::TextBlocks::kBlockBytes);
 }
 
 CsrMatrix read_matrix_market(const std::string& path) try {
@@ -357,18 +460,7 @@ CsrMatrix read_matrix_market(const std::string& path) try {
   if (std::filesystem::is_directory(path, error)) throw ParseError(path, 0, "is a directory, not a Matrix Market file");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw ParseError(path, 0, "cannot open file: " + std::string(std::strerror(errno)));
-  // One bulk read: much faster than streaming through istreambuf_iterator for large files.
-  file.seekg(0, std::ios::end);
-  const std::streamoff size = file.tellg();
-  file.seekg(0, std::ios::beg);
-  std::string text;
-  if (size > 0) {
-    text.resize(static_cast<size_t>(size));
-    file.read(&text[0], size);
-    text.resize(static_cast<size_t>(file.gcount()));
-  }
-  if (file.bad() || size < 0) throw ParseError(path, 0, "read error");
-  return parse_matrix_market(text, path);
+  return detail::read_matrix_market(file, path, detail::TextBlocks::kBlockBytes);
 } catch (...) {
   detail::rethrow_with_file_context(path);
 }

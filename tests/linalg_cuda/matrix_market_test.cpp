@@ -1,14 +1,18 @@
-// Matrix Market reader/writer: the SuiteSparse test matrices, write/read round trips, and one test per
-// kind of malformed input, each checking that the error names the offending line; and the readers'
-// rethrow of allocation failures with the file's name.
+// Matrix Market reader/writer: the SuiteSparse test matrices, write/read round trips, one test per
+// kind of malformed input, each checking that the error names the offending line; reading in blocks
+// (every block boundary, streams that cannot seek, the memory a read takes); and the readers' rethrow
+// of allocation failures with the file's name.
 #include "linalg_cuda/matrix_market.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -18,6 +22,8 @@
 
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/file_errors.h"
+#include "matrix_market_blocks.h"
+#include "peak_memory.h"
 #include "test_support.h"
 
 namespace linalg_cuda {
@@ -409,6 +415,163 @@ TEST(MatrixMarketMalformed, NonNumericTokensAndWrongFieldCounts) {
 
 TEST(MatrixMarketMalformed, UpperTriangleEntryInSymmetricFile) {
   EXPECT_PARSE_ERROR(kSymmetric + "3 3 2\n1 1 1\n1 3 1\n", 4, "above the diagonal");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading in blocks
+
+// A stream that cannot seek, as a pipe: the reader cannot know its size before reading it.
+class UnseekableBuffer : public std::streambuf {
+ public:
+  explicit UnseekableBuffer(std::string text) : text_(std::move(text)) {
+    setg(&text_[0], &text_[0], &text_[0] + text_.size());
+  }
+
+ private:
+  std::string text_;
+};
+
+// What a read gives: the matrix, or the error's message.
+struct Outcome {
+  bool failed = false;
+  std::string message;
+  CsrMatrix matrix;
+};
+
+Outcome read_in_blocks(const std::string& text, std::size_t block_bytes, bool seekable) {
+  Outcome outcome;
+  try {
+    if (seekable) {
+      std::istringstream in(text);
+      outcome.matrix = detail::read_matrix_market(in, "blocks.mtx", block_bytes);
+    } else {
+      UnseekableBuffer buffer(text);
+      std::istream in(&buffer);
+      outcome.matrix = detail::read_matrix_market(in, "blocks.mtx", block_bytes);
+    }
+  } catch (const Error& error) {
+    outcome.failed = true;
+    outcome.message = error.what();
+  }
+  return outcome;
+}
+
+// Every kind of text the tests above read, accepted or not.
+std::vector<std::string> texts_of_every_kind() {
+  return {
+      "%%MatrixMarket MATRIX Coordinate Pattern General\n% a comment\n\n   \n2 3 3\n1 1\n\n% between\n2 3\n1 1\n",
+      "%%MatrixMarket matrix coordinate integer symmetric\n3 3 4\n1 1 4\n3 1 -2\n3 1 5\n2 2 +7\n",
+      "%%MatrixMarket matrix coordinate real general\r\n2 2 2\r\n1 2 1.5e0\r\n2 1 -.25",
+      kGeneral + "3 3 4\n1 1 1.25e-300\n2 3 -123456.789012345678\n3 1 0x1.8p3\n3 3 7\n",
+      "",
+      "3 3 1\n1 1 1\n",
+      "%%MatrixMarket matrix coordinate double general\n1 1 0\n",
+      kGeneral + "% comment\n3 3\n",
+      kGeneral + "3 3 1 7\n1 1 1\n",
+      kGeneral + "% only comments\n\n",
+      kGeneral + "2000000000 2000000000 1\n1 1 1\n",
+      kGeneral + "2147483647 1 1\n1 1 1\n",
+      kGeneral + "3 3 2000000000\n1 1 1\n",
+      kGeneral + "1048576 1 1\n1 1 1\n",
+      kGeneral + "1048640 1 1\n1 1 1\n",
+      kGeneral + "1048641 1 1\n1 1 1\n",
+      kSymmetric + "3 4 0\n",
+      kGeneral + "3 3 3\n1 1 1\n2 2 2\n",
+      kGeneral + "3 3 2\n1 1 1\n% trailing comment\n",
+      kGeneral + "3 3 1\n1 1 1\n% c\n2 2 2\n",
+      kGeneral + "3 4 2\n1 1 1\n4 1 1\n",
+      kGeneral + "3 4 1\n99999999999999999999999 1 1\n",
+      kGeneral + "2 2 2\n1 1 1\n2 2 nan\n",
+      kGeneral + "2 2 1\n1 1 1e999\n",
+      kGeneral + "2 2 2\n1 1 1e308\n1 1 1e308\n",
+      kSymmetric + "3 3 4\n2 1 -1e308\n3 3 1\n% c\n2 1 -1e308\n2 1 1\n",
+      kGeneral + "1 1 3\n1 1 1e308\n1 1 -1e308\n1 1 1e308\n",
+      kGeneral + "2 2 1\n1 1 1.5x\n",
+      kGeneral + "2 2 1\n1 1\n",
+      kGeneral + "2 2 1\n1 1 1 junk\n",
+      kSymmetric + "3 3 2\n1 1 1\n1 3 1\n",
+  };
+}
+
+// Lines split at every place by block boundaries (blocks of 1 byte and up), from a stream that can
+// seek and from one that cannot: the same matrix or the same error as a read in one block.
+TEST(MatrixMarketBlocks, EveryBlockBoundaryGivesTheSameMatrixOrError) {
+  for (const std::string& text : texts_of_every_kind()) {
+    const Outcome whole = read_in_blocks(text, std::size_t(1) << 20, true);
+    for (const std::size_t block : {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64, 1 << 20}) {
+      for (const bool seekable : {true, false}) {
+        SCOPED_TRACE("block of " + std::to_string(block) + " bytes, " + (seekable ? "seekable" : "unseekable") +
+                     " stream, text:\n" + text);
+        const Outcome outcome = read_in_blocks(text, block, seekable);
+        EXPECT_EQ(outcome.failed, whole.failed);
+        EXPECT_EQ(outcome.message, whole.message);
+        if (!whole.failed && !outcome.failed) expect_identical(whole.matrix, outcome.matrix);
+      }
+    }
+  }
+}
+
+// A stream that cannot seek checks the size line against the bytes that follow once it has read
+// them, and names the size line as a file does.
+TEST(MatrixMarketBlocks, UnseekableStreamChecksTheSizeLineAtTheEnd) {
+  const Outcome outcome = read_in_blocks(kGeneral + "2000000000 2000000000 1\n1 1 1\n", 4, false);
+  EXPECT_TRUE(outcome.failed);
+  EXPECT_EQ(outcome.message.rfind("blocks.mtx:2: ", 0), 0u) << outcome.message;
+  EXPECT_NE(outcome.message.find("is mostly empty"), std::string::npos) << outcome.message;
+}
+
+// A file a few times the 1 MiB block, so that lines straddle real block boundaries: read exactly, and
+// an error on its last line names that line.
+TEST(MatrixMarketBlocks, FileOfSeveralBlocks) {
+  const CsrMatrix a = random_sparse(200000, 150000, 120000, 5);
+  TempFile file;
+  write_matrix_market(file.path(), a);
+  ASSERT_GT(fs::file_size(file.path()), std::uintmax_t(3) << 20);
+  expect_identical(a, read_matrix_market(file.path()));
+  std::ifstream stream(file.path(), std::ios::binary);
+  expect_identical(a, read_matrix_market(stream, file.path()));
+
+  std::ifstream in(file.path(), std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const long lines = static_cast<long>(std::count(text.begin(), text.end(), '\n'));
+  text.insert(text.rfind(' ') + 1, "x");  // the last value, "x-1.23e-4": not a number
+  EXPECT_PARSE_ERROR(text, lines, "found 'x");
+}
+
+// Lines are at most 1 MiB (2^20 bytes, the newline not counted): a longer one is no Matrix Market
+// line, and is refused before it is held whole.
+TEST(MatrixMarketBlocks, LineLongerThanOneMiB) {
+  const std::string comment = "%" + std::string((std::size_t(1) << 20) - 1, 'c') + "\n";
+  TempFile longest(kGeneral + comment + "1 1 1\n1 1 2\n");
+  EXPECT_EQ(read_matrix_market(longest.path()).coeff(0, 0), 2.0);
+  EXPECT_PARSE_ERROR(kGeneral + "%" + comment + "1 1 1\n1 1 2\n", 2, "line longer than 1 MiB");
+  EXPECT_PARSE_ERROR(kGeneral + "1 1 1\n1 1 2" + std::string(std::size_t(3) << 20, ' ') + "\n", 3,
+                     "line longer than 1 MiB");
+}
+
+// The memory a read takes is the matrix and a block of the file, not the file: a 48 MiB file whose
+// entries are few (comment lines between them) is read with a few MiB.
+TEST(MatrixMarketBlocks, MemoryOfAReadIsTheMatrixNotTheFile) {
+  std::string text = kGeneral + "1000 1000 1000\n";
+  const std::string comment = "%" + std::string(1022, ' ') + "\n";
+  text.reserve(std::size_t(50) << 20);
+  for (int k = 0; k < 1000; ++k) {
+    text += std::to_string(k + 1) + " " + std::to_string(1000 - k) + " " + std::to_string(k) + ".5\n";
+    for (int c = 0; c < 50; ++c) text += comment;
+  }
+  TempFile file(text);
+  const std::size_t file_bytes = text.size();
+  ASSERT_GT(file_bytes, std::size_t(48) << 20);
+  text.clear();
+  text.shrink_to_fit();
+  const long long growth = test_support::peak_memory_growth([&] {
+    const CsrMatrix a = read_matrix_market(file.path());
+    if (a.nonZeros() != 1000 || a.coeff(999, 0) != 999.5) throw std::runtime_error("wrong matrix");
+  });
+  if (growth < 0) GTEST_SKIP() << "peak memory cannot be measured here";
+  std::cout << "reading a " << file_bytes / 1048576.0 << " MiB file grew the peak memory by " << growth / 1048576.0
+            << " MiB\n";
+  EXPECT_LT(growth, 8LL << 20);
 }
 
 }  // namespace

@@ -12,9 +12,10 @@ namespace linalg_cuda {
 // Matrix Market convention says). Throws ParseError with file and line on any malformed content:
 // missing or unsupported banner, bad size line, too few/too many entries, indices out of range,
 // non-numeric values, NaN/Inf values, duplicates whose sum overflows, entries above the diagonal in a
-// symmetric file.
+// symmetric file, lines longer than 1 MiB. The text is read in 1 MiB blocks: a read takes the matrix
+// and its assembly, not the file's size again.
 CsrMatrix read_matrix_market(const std::string& path);
-// Same, from a stream; `name` is used in error messages.
+// Same, from a stream (read to its end); `name` is used in error messages.
 CsrMatrix read_matrix_market(std::istream& in, const std::string& name);
 
 // Writes A as "coordinate real general" (or symmetric: lower triangle only).

@@ -1,19 +1,23 @@
 // BAL reading and writing, and the synthetic generator.
 //
-// Reading: the whole file is decompressed into memory (bzip2 when it starts with "BZh", else read as
-// text) and parsed with strtod/strtol, counting lines, so that every error names file:line. The
-// format is whitespace-separated, so line breaks are not required where BAL puts them; only the
-// number and validity of the values are checked.
+// Reading: the text (the file's bytes, or decompressed when they start with "BZh") is read in 1 MiB
+// blocks cut after whitespace (linalg_cuda::detail::TextBlocks), so that a read takes the problem's
+// memory and a few MiB, and parsed with strtod/strtol, counting lines, so that every error names
+// file:line. The format is whitespace-separated, so line breaks are not required where BAL puts them;
+// only the number and validity of the values are checked.
 #include "ceres_cuda/bal_problem.h"
 
 #include <bzlib.h>
 #include <ceres/autodiff_cost_function.h>
 #include <ceres/problem.h>
 #include <ceres/rotation.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +29,7 @@
 #include "ceres_cuda/snavely_reprojection_error.h"
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/file_errors.h"
+#include "linalg_cuda/internal/text_blocks.h"
 #include "snavely_autodiff.h"
 
 namespace ceres_cuda {
@@ -35,75 +40,195 @@ using linalg_cuda::ParseError;
 
 // How many times its compressed size a .bz2 BAL file may expand to (its text compresses 3 to 5 times).
 constexpr std::size_t kMaxBzip2Expansion = 50;
+// The text a .bz2 file may expand to beyond that, so that small files are never refused.
+constexpr std::uint64_t kBzip2Allowance = std::uint64_t(16) << 20;
+// The longest field read: BAL's numbers take a few dozen bytes; a longer "field" (a binary file, a
+// run of digits) is refused before its buffer fills the memory.
+constexpr std::size_t kMaxFieldBytes = std::size_t(1) << 20;
+// How much of the file is read at a time to be decompressed.
+constexpr std::size_t kCompressedBlockBytes = std::size_t(1) << 16;
 
-std::string read_file_contents(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw linalg_cuda::Error(path + ": cannot open: " + std::strerror(errno));
-  std::string raw;
-  char buffer[1 << 16];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0;) raw.append(buffer, n);
-  if (std::ferror(file.get())) throw linalg_cuda::Error(path + ": read error: " + std::strerror(errno));
-  if (raw.size() < 3 || raw.compare(0, 3, "BZh") != 0) return raw;
+// A bzip2 stream that ends before its end-of-stream mark. The reader names the text's last line,
+// which only it knows, so this is turned into the ParseError where the line is counted.
+struct TruncatedBzip2 {};
 
-  // bzip2 (possibly several concatenated streams, as pbzip2 writes them). BAL text compresses a few
-  // times; data that expands far more is a decompression bomb, stopped before it fills the memory.
-  const std::size_t limit = kMaxBzip2Expansion * raw.size() + (std::size_t(16) << 20);
-  std::string text;
-  std::size_t offset = 0;
-  while (offset < raw.size()) {
-    bz_stream stream{};
-    if (BZ2_bzDecompressInit(&stream, 0, 0) != BZ_OK) throw linalg_cuda::Error(path + ": bzip2 init failed");
-    stream.next_in = raw.data() + offset;
-    std::size_t fed = 0;  // bytes handed to bzip2 so far (avail_in is 32-bit: feed at most 1 GiB at a time)
-    auto feed = [&] {
-      const std::size_t chunk = std::min<std::size_t>(raw.size() - offset - fed, 1u << 30);
-      stream.avail_in = static_cast<unsigned>(chunk);
-      fed += chunk;
-    };
-    feed();
-    int status = BZ_OK;
-    while (status == BZ_OK) {
-      stream.next_out = buffer;
-      stream.avail_out = sizeof buffer;
-      status = BZ2_bzDecompress(&stream);
-      text.append(buffer, sizeof buffer - stream.avail_out);
-      if (text.size() > limit) {
-        BZ2_bzDecompressEnd(&stream);
-        throw ParseError(path, 0, "bzip2 data expands more than " + std::to_string(kMaxBzip2Expansion) +
-                                      " times its size; not a BAL file (a decompression bomb?)");
-      }
-      if (status == BZ_OK && stream.avail_in == 0) {
-        if (offset + fed < raw.size()) feed();
-        else if (stream.avail_out != 0) status = BZ_UNEXPECTED_EOF;
+// The text of a BAL file, a block at a time: the file's bytes as they are, or decompressed when they
+// start with "BZh" (bzip2; possibly several concatenated streams, as pbzip2 writes them, with the NUL
+// padding some tools add between them). BAL text compresses a few times; data that expands far more
+// is a decompression bomb, stopped before it fills the memory.
+class BalSource {
+ public:
+  explicit BalSource(const std::string& path)
+      : path_(path), file_(std::fopen(path.c_str(), "rb"), &std::fclose), input_(new char[kCompressedBlockBytes]) {
+    if (!file_) throw linalg_cuda::Error(path + ": cannot open: " + std::strerror(errno));
+    struct stat info {};
+    if (fstat(fileno(file_.get()), &info) == 0 && S_ISREG(info.st_mode)) file_bytes_ = static_cast<std::uint64_t>(info.st_size);
+    fill_input();
+    if (failure_ == Failure::Read) raise();
+    compressed_ = input_end_ - input_next_ >= 3 && std::memcmp(input_next_, "BZh", 3) == 0;
+  }
+  ~BalSource() {
+    if (in_stream_) BZ2_bzDecompressEnd(&stream_);
+  }
+  BalSource(const BalSource&) = delete;
+  BalSource& operator=(const BalSource&) = delete;
+
+  // The text's size where it is known before reading it (plain text in a regular file), else 0.
+  std::uint64_t text_bytes() const { return compressed_ ? 0 : file_bytes_; }
+  // What the text is expected to take, for the size of the buffer: its size, or for bzip2 ten times
+  // the file's (BAL text compresses 3 to 5 times); 0 where not known.
+  std::uint64_t expected_text_bytes() const { return compressed_ ? 10 * file_bytes_ : file_bytes_; }
+  // The most text the file can give without an error, where that is known before reading it (bzip2
+  // in a regular file: the expansion limit), else 0.
+  std::uint64_t text_bound() const { return compressed_ ? expansion_limit() : 0; }
+
+  // Up to `size` bytes of the text; 0 at its end. An error after some bytes is raised on the next
+  // call, so that the reader has seen every byte before it (and the lines they hold); every call after
+  // an error raises it again.
+  std::size_t read(char* out, std::size_t size) {
+    std::size_t produced = 0;
+    if (failure_ == Failure::None) produced = compressed_ ? decompress(out, size) : copy(out, size);
+    if (produced == 0 && failure_ != Failure::None) raise();
+    return produced;
+  }
+
+ private:
+  enum class Failure { None, Read, Init, Corrupt, Truncated, Bomb };
+
+  [[noreturn]] void raise() const {
+    switch (failure_) {
+      case Failure::Read:
+        throw linalg_cuda::Error(path_ + ": read error: " + std::strerror(read_errno_));
+      case Failure::Init:
+        throw linalg_cuda::Error(path_ + ": bzip2 init failed");
+      case Failure::Corrupt:
+        throw ParseError(path_, 0, "corrupt bzip2 data (code " + std::to_string(bzip2_status_) + ")");
+      case Failure::Bomb:
+        throw ParseError(path_, 0, "bzip2 data expands more than " + std::to_string(kMaxBzip2Expansion) +
+                                       " times its size; not a BAL file (a decompression bomb?)");
+      case Failure::Truncated:
+      case Failure::None:
+        break;
+    }
+    throw TruncatedBzip2{};
+  }
+
+  // The whole file's size where known; else what has been read of it so far (a pipe).
+  std::uint64_t expansion_limit() const {
+    return kMaxBzip2Expansion * (file_bytes_ > 0 ? file_bytes_ : input_total_) + kBzip2Allowance;
+  }
+
+  // Reads the next block of the file once the last is used up; false at the end of the file.
+  bool fill_input() {
+    if (input_next_ < input_end_) return true;
+    const std::size_t got = std::fread(input_.get(), 1, kCompressedBlockBytes, file_.get());
+    if (got == 0 && std::ferror(file_.get())) {
+      read_errno_ = errno;
+      failure_ = Failure::Read;
+    }
+    input_next_ = input_.get();
+    input_end_ = input_next_ + got;
+    input_total_ += got;
+    if (got == 0) input_ended_ = true;
+    return got > 0;
+  }
+
+  std::size_t copy(char* out, std::size_t size) {
+    std::size_t produced = std::min(size, static_cast<std::size_t>(input_end_ - input_next_));
+    std::memcpy(out, input_next_, produced);
+    input_next_ += produced;
+    if (produced < size && !input_ended_) {
+      produced += std::fread(out + produced, 1, size - produced, file_.get());
+      if (std::ferror(file_.get())) {
+        read_errno_ = errno;
+        failure_ = Failure::Read;
       }
     }
-    const std::size_t consumed = static_cast<std::size_t>(stream.next_in - raw.data()) - offset;
-    BZ2_bzDecompressEnd(&stream);
-    if (status == BZ_UNEXPECTED_EOF)
-      throw ParseError(path, std::count(text.begin(), text.end(), '\n') + 1, "bzip2 stream ends early (truncated file)");
-    if (status != BZ_STREAM_END) throw ParseError(path, 0, "corrupt bzip2 data (code " + std::to_string(status) + ")");
-    offset += consumed;
-    while (offset < raw.size() && raw[offset] == '\0') ++offset;  // padding some tools add
+    return produced;
   }
-  return text;
-}
 
-// Whitespace-separated numbers with line tracking. A NUL byte is not text: the input ends at its
-// size, not at the first NUL.
+  std::size_t decompress(char* out, std::size_t size) {
+    std::size_t produced = 0;
+    while (produced < size) {
+      if (!in_stream_) {
+        // Between streams: skip the padding; then a stream begins, or the file (and the text) ends.
+        for (;;) {
+          while (input_next_ < input_end_ && *input_next_ == '\0') ++input_next_;
+          if (input_next_ < input_end_) break;
+          if (!fill_input()) return produced;
+        }
+        stream_ = bz_stream{};
+        if (BZ2_bzDecompressInit(&stream_, 0, 0) != BZ_OK) {
+          failure_ = Failure::Init;
+          return produced;
+        }
+        in_stream_ = true;
+      }
+      if (input_next_ == input_end_ && !input_ended_ && !fill_input() && failure_ != Failure::None) return produced;
+      stream_.next_in = input_next_;
+      stream_.avail_in = static_cast<unsigned>(input_end_ - input_next_);
+      stream_.next_out = out + produced;
+      stream_.avail_out = static_cast<unsigned>(std::min<std::size_t>(size - produced, 1u << 30));
+      const unsigned room = stream_.avail_out;
+      const int status = BZ2_bzDecompress(&stream_);
+      input_next_ = stream_.next_in;
+      produced += room - stream_.avail_out;
+      text_total_ += room - stream_.avail_out;
+      if (text_total_ > expansion_limit()) {
+        failure_ = Failure::Bomb;
+        return produced;
+      }
+      if (status == BZ_STREAM_END) {
+        BZ2_bzDecompressEnd(&stream_);
+        in_stream_ = false;
+      } else if (status != BZ_OK) {
+        bzip2_status_ = status;
+        failure_ = Failure::Corrupt;
+        return produced;
+      } else if (input_next_ == input_end_ && input_ended_ && stream_.avail_out != 0) {
+        failure_ = Failure::Truncated;  // all input used, output left unfilled: the stream needs more
+        return produced;
+      }
+    }
+    return produced;
+  }
+
+  std::string path_;
+  std::unique_ptr<FILE, int (*)(FILE*)> file_;
+  std::uint64_t file_bytes_ = 0;  // 0: not a regular file, its size unknown
+  std::unique_ptr<char[]> input_;
+  char* input_next_ = nullptr;
+  char* input_end_ = nullptr;
+  std::uint64_t input_total_ = 0;
+  bool input_ended_ = false;
+  bool compressed_ = false;
+  bz_stream stream_{};
+  bool in_stream_ = false;
+  std::uint64_t text_total_ = 0;
+  Failure failure_ = Failure::None;
+  int read_errno_ = 0;
+  int bzip2_status_ = BZ_OK;
+};
+
+// Whitespace-separated numbers with line tracking, read from the text's blocks. A NUL byte is not
+// text: the input ends at its size, not at the first NUL.
 class Tokenizer {
  public:
-  Tokenizer(const std::string& path, const std::string& text)
-      : path_(path), p_(text.c_str()), end_(text.c_str() + text.size()) {}
+  Tokenizer(const std::string& path, linalg_cuda::detail::TextBlocks& text) : path_(path), text_(text) {}
 
   long line() const { return line_; }
-  std::size_t bytes_left() const { return static_cast<std::size_t>(end_ - p_); }
+  // Where the reading stands in the current block, and in the text.
+  const char* position() const { return p_; }
+  std::uint64_t offset() const { return p_ ? text_.offset_of(p_) : 0; }
+  // Bytes of the current block not read yet.
+  std::size_t buffered_bytes() const { return static_cast<std::size_t>(end_ - p_); }
 
   double number(const char* what) {
     skip_blanks(what);
     char* end = nullptr;
     errno = 0;
     const double v = std::strtod(p_, &end);
-    if (end == p_ || !ends_field(end)) fail(std::string("expected a number for ") + what);
+    if (end == p_ || !ends_field(end) || end - p_ > kLongestField) fail_field(std::string("expected a number for ") + what);
     if (!std::isfinite(v)) fail(std::string(what) + " is not finite");
     p_ = end;
     return v;
@@ -114,34 +239,90 @@ class Tokenizer {
     char* end = nullptr;
     errno = 0;
     const long v = std::strtol(p_, &end, 10);
-    if (end == p_ || !ends_field(end) || errno == ERANGE) fail(std::string("expected an integer for ") + what);
+    if (end == p_ || !ends_field(end) || errno == ERANGE || end - p_ > kLongestField)
+      fail_field(std::string("expected an integer for ") + what);
     p_ = end;
     return v;
   }
 
   void expect_end() {
-    while (p_ < end_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
-    if (p_ < end_) fail(*p_ ? "unexpected text after the last point" : "a NUL byte after the last point");
+    for (;;) {
+      while (p_ < end_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
+      if (p_ < end_) fail(*p_ ? "unexpected text after the last point" : "a NUL byte after the last point");
+      if (!next_block()) return;
+    }
   }
 
   [[noreturn]] void fail(const std::string& message) const { throw ParseError(path_, line_, message); }
 
  private:
+  static constexpr std::ptrdiff_t kLongestField = static_cast<std::ptrdiff_t>(kMaxFieldBytes);
+
   static bool ends_field(const char* end) { return *end == '\0' || std::isspace(static_cast<unsigned char>(*end)); }
+  // The field at p_ is not what was expected. A field too long to be held is refused as such however
+  // much of it a block holds, so the error does not depend on where blocks start.
+  [[noreturn]] void fail_field(const std::string& message) const {
+    const char* end = p_;
+    while (end < end_ && !std::isspace(static_cast<unsigned char>(*end))) ++end;
+    if (end - p_ > kLongestField) fail_too_long();
+    fail(message);
+  }
+  [[noreturn]] void fail_too_long() const {
+    fail("a field longer than " + std::to_string(kMaxFieldBytes >> 20) + " MiB: not a BAL file");
+  }
   void advance() {
     if (*p_ == '\n') ++line_;
     ++p_;
   }
   void skip_blanks(const char* what) {
-    while (p_ < end_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
-    if (p_ == end_) fail(std::string("file ends before ") + what + " (truncated?)");
+    for (;;) {
+      while (p_ < end_ && std::isspace(static_cast<unsigned char>(*p_))) advance();
+      if (p_ < end_) break;
+      if (!next_block()) fail(std::string("file ends before ") + what + " (truncated?)");
+    }
     if (!*p_) fail(std::string("a NUL byte where ") + what + " was expected");
   }
+  // The next block of whole fields; false at the end of the text.
+  bool next_block() {
+    linalg_cuda::detail::TextBlocks::Status status;
+    try {
+      status = text_.next();
+    } catch (...) {
+      p_ = end_ = text_.begin();  // the failed block is empty
+      throw;
+    }
+    p_ = text_.begin();
+    end_ = text_.end();
+    if (status == linalg_cuda::detail::TextBlocks::Status::PieceTooLong) fail_too_long();
+    return status == linalg_cuda::detail::TextBlocks::Status::Window;
+  }
 
-  std::string path_;
-  const char* p_;
-  const char* end_;
+  const std::string& path_;
+  linalg_cuda::detail::TextBlocks& text_;
+  const char* p_ = nullptr;
+  const char* end_ = nullptr;
   long line_ = 1;
+};
+
+// The header's counts and where they end, for the check of what they promise against the text's size.
+struct BalHeader {
+  bool known = false;
+  long cameras = 0, points = 0, observations = 0;
+  long line = 0;
+  std::uint64_t end = 0;     // bytes of the text up to the end of the header
+  long long least = 0;       // bytes that the values the header promises take at the least
+
+  // Every value the header promises takes at least two bytes (a digit and a separator).
+  bool promises_more_than(std::uint64_t text_size) const {
+    return known && static_cast<unsigned long long>(least) > text_size - end + 1;
+  }
+  ParseError error(const std::string& path, std::uint64_t text_size) const {
+    return ParseError(path, line,
+                      "the header declares " + std::to_string(cameras) + " cameras, " + std::to_string(points) +
+                          " points and " + std::to_string(observations) + " observations, at least " +
+                          std::to_string(least) + " bytes of values, but the file has " +
+                          std::to_string(text_size - end) + " bytes after it (truncated?)");
+  }
 };
 
 // Rotation matrix (row-major) -> angle-axis, through a unit quaternion (Shepperd's method), stable
@@ -236,44 +417,89 @@ void BALProblem::validate() const {
 }
 
 BALProblem BALProblem::read(const std::string& path) try {
-  const std::string text = read_file_contents(path);
+  BalSource source(path);
+  linalg_cuda::detail::TextBlocks text([&source](char* out, std::size_t size) { return source.read(out, size); },
+                                       linalg_cuda::detail::TextBlocks::Cut::AfterBlank, kMaxFieldBytes,
+                                       source.expected_text_bytes());
   Tokenizer in(path, text);
+  BalHeader header;
   BALProblem p;
-  const long cameras = in.integer("the number of cameras");
-  const long points = in.integer("the number of points");
-  const long observations = in.integer("the number of observations");
-  if (cameras < 0 || points < 0 || observations < 0 || cameras > (1L << 28) || points > (1L << 30) ||
-      observations > (1L << 31) - 1)
-    in.fail("header counts out of range: " + std::to_string(cameras) + " " + std::to_string(points) + " " +
-            std::to_string(observations));
-  // Before any memory is reserved: every value the header promises takes at least two bytes (a digit
-  // and a separator), so a header that promises more than the rest of the file holds fails here, not
-  // after gigabytes of reservations.
-  const long long least = 8LL * observations + 2LL * kCameraSize * cameras + 2LL * kPointSize * points;
-  if (static_cast<unsigned long long>(least) > in.bytes_left() + 1)
-    in.fail("the header declares " + std::to_string(cameras) + " cameras, " + std::to_string(points) + " points and " +
-            std::to_string(observations) + " observations, at least " + std::to_string(least) +
-            " bytes of values, but the file has " + std::to_string(in.bytes_left()) + " bytes after it (truncated?)");
-  p.num_cameras_ = static_cast<int>(cameras);
-  p.num_points_ = static_cast<int>(points);
-  p.camera_index_.resize(observations);
-  p.point_index_.resize(observations);
-  p.observations_.resize(2 * observations);
-  for (long i = 0; i < observations; ++i) {
-    const long c = in.integer("an observation's camera index");
-    const long q = in.integer("an observation's point index");
-    if (c < 0 || c >= cameras) in.fail("camera index " + std::to_string(c) + " out of range [0, " + std::to_string(cameras) + ")");
-    if (q < 0 || q >= points) in.fail("point index " + std::to_string(q) + " out of range [0, " + std::to_string(points) + ")");
-    p.camera_index_[i] = static_cast<int>(c);
-    p.point_index_[i] = static_cast<int>(q);
-    p.observations_[2 * i] = in.number("an observation's x");
-    p.observations_[2 * i + 1] = in.number("an observation's y");
+  const auto parse = [&] {
+    const long cameras = in.integer("the number of cameras");
+    const long points = in.integer("the number of points");
+    const long observations = in.integer("the number of observations");
+    if (cameras < 0 || points < 0 || observations < 0 || cameras > (1L << 28) || points > (1L << 30) ||
+        observations > (1L << 31) - 1)
+      in.fail("header counts out of range: " + std::to_string(cameras) + " " + std::to_string(points) + " " +
+              std::to_string(observations));
+    header.known = true;
+    header.cameras = cameras;
+    header.points = points;
+    header.observations = observations;
+    header.line = in.line();
+    header.end = in.offset();
+    header.least = 8LL * observations + 2LL * kCameraSize * cameras + 2LL * kPointSize * points;
+    // Before any memory is reserved: a header that promises more than the rest of the text holds
+    // fails here, not after gigabytes of reservations. A bzip2 file's text is known only by reading
+    // it; checked here against what it may expand to, and against its size once read.
+    if (source.text_bytes() > 0 && header.promises_more_than(source.text_bytes()))
+      throw header.error(path, source.text_bytes());
+    if (source.text_bound() > 0 && header.promises_more_than(source.text_bound()))
+      throw header.error(path, source.text_bound());
+    // What the text backs is reserved at once; a text of unknown size (a pipe) reserves what its
+    // current block can hold and grows with what it holds.
+    const bool backed = source.text_bytes() > 0 || source.text_bound() > 0;
+    const auto reservation = [&](long count, std::size_t least_bytes) {
+      return backed ? static_cast<std::size_t>(count)
+                    : std::min(static_cast<std::size_t>(count), in.buffered_bytes() / least_bytes + 1);
+    };
+    p.num_cameras_ = static_cast<int>(cameras);
+    p.num_points_ = static_cast<int>(points);
+    p.camera_index_.reserve(reservation(observations, 8));
+    p.point_index_.reserve(reservation(observations, 8));
+    p.observations_.reserve(2 * reservation(observations, 8));
+    for (long i = 0; i < observations; ++i) {
+      const long c = in.integer("an observation's camera index");
+      const long q = in.integer("an observation's point index");
+      if (c < 0 || c >= cameras) in.fail("camera index " + std::to_string(c) + " out of range [0, " + std::to_string(cameras) + ")");
+      if (q < 0 || q >= points) in.fail("point index " + std::to_string(q) + " out of range [0, " + std::to_string(points) + ")");
+      p.camera_index_.push_back(static_cast<int>(c));
+      p.point_index_.push_back(static_cast<int>(q));
+      const double x = in.number("an observation's x");
+      const double y = in.number("an observation's y");
+      p.observations_.push_back(x);
+      p.observations_.push_back(y);
+    }
+    p.cameras_.reserve(kCameraSize * reservation(cameras, 2 * kCameraSize));
+    for (long i = 0; i < kCameraSize * cameras; ++i) p.cameras_.push_back(in.number("a camera parameter"));
+    p.points_.reserve(kPointSize * reservation(points, 2 * kPointSize));
+    for (long i = 0; i < kPointSize * points; ++i) p.points_.push_back(in.number("a point coordinate"));
+    in.expect_end();
+  };
+  // Reads the rest of the text and returns its size; a bzip2 error on the way is the error. A cut
+  // bzip2 stream names the text's last line.
+  const auto rest_of_text = [&]() -> std::uint64_t {
+    std::uint64_t newlines = 0;
+    try {
+      return text.drain(in.position(), &newlines);
+    } catch (const TruncatedBzip2&) {
+      throw ParseError(path, in.line() + static_cast<long>(newlines), "bzip2 stream ends early (truncated file)");
+    }
+  };
+  try {
+    parse();
+  } catch (const TruncatedBzip2&) {
+    rest_of_text();  // throws the error with the line
+    throw ParseError(path, in.line(), "bzip2 stream ends early (truncated file)");
+  } catch (const ParseError&) {
+    if (source.text_bytes() > 0) throw;
+    // Where the text's size is not known at the header (bzip2, a pipe), the errors of the whole
+    // file come first, as they do where it is: a bzip2 error, then a header that promises more than
+    // the text holds.
+    const std::uint64_t size = rest_of_text();
+    if (header.promises_more_than(size)) throw header.error(path, size);
+    throw;
   }
-  p.cameras_.resize(static_cast<std::size_t>(kCameraSize) * cameras);
-  for (double& v : p.cameras_) v = in.number("a camera parameter");
-  p.points_.resize(static_cast<std::size_t>(kPointSize) * points);
-  for (double& v : p.points_) v = in.number("a point coordinate");
-  in.expect_end();
   return p;
 } catch (...) {
   linalg_cuda::detail::rethrow_with_file_context(path);

@@ -28,8 +28,9 @@ class BALProblem {
   BALProblem(int num_cameras, int num_points, std::vector<int> camera_index, std::vector<int> point_index,
              std::vector<double> observations, std::vector<double> cameras, std::vector<double> points);
 
-  // Reads a .txt or .txt.bz2 file. Throws linalg_cuda::ParseError ("file:line: what") on a malformed
-  // or truncated file, an index out of range or a non-finite number, and linalg_cuda::Error when the
+  // Reads a .txt or .txt.bz2 file (or a pipe), in 1 MiB blocks: a read takes the problem and a few
+  // MiB, not the text's size. Throws linalg_cuda::ParseError ("file:line: what") on a malformed or
+  // truncated file, an index out of range or a non-finite number, and linalg_cuda::Error when the
   // file cannot be opened.
   static BALProblem read(const std::string& path);
   // Writes the BAL text format (full precision), readable by read() and by Ceres' BALProblem.

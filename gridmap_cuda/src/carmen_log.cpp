@@ -12,7 +12,8 @@
 //    accuracy remission_mode num_readings r1..rn num_remissions rem1..remk laser_x laser_y
 //    laser_theta robot_x robot_y robot_theta tv rv forward_safety_dist side_safety_dist turn_axis
 //    ipc_timestamp hostname logger_timestamp.
-//  - The laser pose (first triple) is the one used; the robot pose is checked but dropped.
+//  - The laser pose (first triple) is the one used; the robot pose is checked but dropped. Positions
+//    are at most kMaxPosition from the origin (see there).
 //  - Some logs leave out hostname and logger_timestamp, so everything after ipc_timestamp is
 //    optional (at most those two fields, though: more means the beam count is wrong). Everything
 //    before it must be present and numeric. A last line without a newline must be complete up to
@@ -35,6 +36,7 @@
 
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/file_errors.h"
+#include "linalg_cuda/internal/readable.h"
 
 namespace gridmap_cuda {
 namespace {
@@ -47,6 +49,11 @@ constexpr unsigned kBlockSize = 1u << 20;  // zlib buffer and read block (1 MiB)
 // gzip bomb of one line, a binary file) is refused before its buffer fills the memory.
 constexpr size_t kMaxLineBytes = size_t(64) << 20;
 constexpr double kFlaserMaxRange = 80.0;   // what CARMEN assumes for old-format lines
+// The farthest a pose's x or y may lie from the origin, in metres: 10^8 m, ten times the largest
+// coordinate of the frames robots log in (UTM northings reach 10^7 m, Earth-centred coordinates
+// 6.4e6 m). A position beyond it is a corrupt field (1e300), not a place: no grid spans it (at 1 m
+// a cell, 10^8 m is 10^8 cells a side), and a map's error about it could not say where it came from.
+constexpr double kMaxPosition = 1e8;
 
 // Whitespace inside a line; '\r' is included so that files written on Windows parse unchanged.
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -188,12 +195,17 @@ const char* const kPoseNames[6] = {"laser_x", "laser_y", "laser_theta", "robot_x
 
 // Reads laser pose, robot pose (checked, dropped) from fields [first, first + 6).
 Pose2D parse_poses(const LineParser& p, size_t first) {
-  Pose2D laser;
-  laser.x = p.number(first + 0, kPoseNames[0]);
-  laser.y = p.number(first + 1, kPoseNames[1]);
-  laser.theta = p.number(first + 2, kPoseNames[2]);
-  for (size_t i = 3; i < 6; ++i) p.number(first + i, kPoseNames[i]);
-  return laser;
+  double values[6];
+  for (size_t i = 0; i < 6; ++i) {
+    values[i] = p.number(first + i, kPoseNames[i]);
+    const bool position = i % 3 != 2;
+    if (position && !(std::fabs(values[i]) <= kMaxPosition)) {
+      p.fail(std::string("field '") + kPoseNames[i] + "' is " + linalg_cuda::detail::readable(values[i]) +
+             " m, farther than " + linalg_cuda::detail::readable(kMaxPosition) +
+             " m from the origin: not a position in any map (a corrupt field?)");
+    }
+  }
+  return Pose2D{values[0], values[1], values[2]};
 }
 
 // FLASER n r1..rn laser_x laser_y laser_theta robot_x robot_y robot_theta ipc_timestamp [host [logger_ts]]
@@ -337,6 +349,12 @@ void check_writable(const LaserScan& scan, size_t index) {
                            scan.angular_resolution, scan.max_range, scan.timestamp};
   for (const double v : values) {
     if (!std::isfinite(v)) bad("pose, geometry and timestamp must be finite");
+  }
+  // What the reader refuses is not written.
+  if (!(std::fabs(scan.laser_pose.x) <= kMaxPosition && std::fabs(scan.laser_pose.y) <= kMaxPosition)) {
+    bad("laser pose (" + linalg_cuda::detail::readable(scan.laser_pose.x) + ", " +
+        linalg_cuda::detail::readable(scan.laser_pose.y) + ") farther than " +
+        linalg_cuda::detail::readable(kMaxPosition) + " m from the origin");
   }
   // The line carries the field of view, angular_resolution * (beams - 1); the reader refuses it infinite.
   const double beams = static_cast<double>(scan.ranges.size());

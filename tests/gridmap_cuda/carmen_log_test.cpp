@@ -546,6 +546,37 @@ TEST_F(CarmenLogFileTest, BeamFanBeyondTheRangeOfDouble) {
   EXPECT_THROW(write_carmen_log((dir_ / "fan.log").string(), bad), linalg_cuda::InvalidArgument);
 }
 
+// A position farther than 10^8 m from the origin is a corrupt field, not a place: refused naming the
+// file, the line, the field and its value as %g (not the 300 digits of 1e300). Positions of real
+// frames (UTM, Earth-centred) and the limit itself are read; the writer refuses what the reader would.
+TEST_F(CarmenLogFileTest, PoseFarBeyondAnyMap) {
+  const std::string path = write_text("far.log", kPreamble + kGoodFlaser + "FLASER 3 1 2 3 1e300 0 0 0 0 0 1.5 host 1.5\n");
+  try {
+    read_carmen_log(path);
+    ADD_FAILURE() << "no error";
+  } catch (const linalg_cuda::ParseError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":4: FLASER: field 'laser_x' is 1e+300 m, farther than 1e+08 m from the "
+                                            "origin: not a position in any map (a corrupt field?)");
+  }
+  expect_error(kPreamble + "ROBOTLASER1 0 -1 2 0.5 30 0.01 0 2 1 2 0 0 -2.5e8 0 0 0 0 0 0 0 0 0 1.5 host 1.5\n", 3,
+               "ROBOTLASER1: field 'laser_y' is -2.5e+08 m, farther than 1e+08 m");
+  expect_error(kPreamble + "FLASER 3 1 2 3 0 0 0 1e9 0 0 1.5 host 1.5\n", 3, "FLASER: field 'robot_x' is 1e+09 m");
+  expect_error(kPreamble + "FLASER 3 1 2 3 0 0 0 0 -1e200 0 1.5 host 1.5\n", 3, "field 'robot_y' is -1e+200 m");
+
+  const auto scans = read_carmen_log(write_text(
+      "utm.log", "FLASER 3 1 2 3 512345.25 5403210.5 0.3 512345.25 5403210.5 0.3 1.5 host 1.5\n"
+                 "FLASER 3 1 2 3 -1e8 1e8 1e300 -1e8 1e8 0 1.5 host 1.5\n"));
+  ASSERT_EQ(scans.size(), 2u);
+  EXPECT_EQ(scans[0].laser_pose.x, 512345.25);
+  EXPECT_EQ(scans[0].laser_pose.y, 5403210.5);
+  EXPECT_EQ(scans[1].laser_pose.x, -1e8);
+  EXPECT_EQ(scans[1].laser_pose.theta, 1e300);  // an angle is any finite number
+
+  std::vector<LaserScan> far(1);
+  far[0].laser_pose.y = 1.5e8;
+  EXPECT_THROW(write_carmen_log((dir_ / "far_written.log").string(), far), linalg_cuda::InvalidArgument);
+}
+
 TEST_F(CarmenLogFileTest, MissingOrBadPoseFields) {
   expect_error(kPreamble + "FLASER 3 1 2 3 0 0 0 1.5 host 1.5\n", 3,
                "FLASER: expected 3 readings, found 0 (line too short");

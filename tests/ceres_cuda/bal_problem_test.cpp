@@ -243,6 +243,7 @@ TEST(BALProblem, Bzip2AndPlainTextGiveTheSameErrors) {
     EXPECT_FALSE(plain_error.empty());
     EXPECT_EQ(plain_error, bzip2_error);
   }
+  for (const char* name : {"same_error.txt", "same_error.txt.bz2"}) std::filesystem::remove(temp_file(name, ""));
 }
 
 // A field longer than 1 MiB is no BAL value: refused before it is held whole.
@@ -252,6 +253,7 @@ TEST(BALProblem, FieldLongerThanOneMiB) {
                      "a field longer than 1 MiB");
   expect_parse_error("1 1 1\n0 0 1.0 2.0\n" + cams + "1 2 " + std::string(std::size_t(3) << 19, 'x') + "\n", 4,
                      "a field longer than 1 MiB");
+  std::filesystem::remove(temp_file("bad.txt", ""));
 }
 
 // A pipe's size is not known before it is read: the reader reserves what the text it has read backs,

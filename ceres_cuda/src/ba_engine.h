@@ -124,6 +124,31 @@ inline LinearTermination to_linear_termination(linalg_cuda::CgTermination t) {
   }
 }
 
+// The step's termination, PCG count and message as Ceres' CG reports them, from what our CG (run with
+// step_cg_options) did. They differ where the iteration lands on r'z = 0, most often r = 0 exactly (a
+// reduced system of one value, or a preconditioner that inverts it): our CG stops there, as converged
+// (r'r <= 0, both tolerances being 0) or as r'z <= 0 (before min_linear_iterations). Ceres has no
+// residual test in an LM step and checks rho = r'z only at the start of the next iteration: it stops
+// with NO_CONVERGENCE when the iteration limit is reached first, otherwise it counts that iteration and
+// fails it ("Numerical failure. rho = r'z = 0.000000e+00."), and the LM loop rejects the step as invalid.
+// Converged after 0 iterations is |b| = 0, a success in Ceres too.
+inline void set_ceres_cg_outcome(const linalg_cuda::SolverSummary& s, const EngineOptions& o, StepResult* result) {
+  result->linear_iterations = s.iterations;
+  result->message = s.message;
+  result->termination = to_linear_termination(s.termination);
+  const bool stopped_on_zero_rz = (s.termination == linalg_cuda::CgTermination::Converged && s.iterations > 0) ||
+                                  s.termination == linalg_cuda::CgTermination::PreconditionerNotSpd;
+  if (!stopped_on_zero_rz) return;
+  if (s.iterations >= o.max_linear_iterations) {
+    result->termination = LinearTermination::NoConvergence;
+    result->message = "Maximum number of iterations reached.";
+    return;
+  }
+  result->linear_iterations = s.iterations + 1;
+  result->termination = LinearTermination::Failure;
+  if (s.final_residual_norm == 0.0) result->message = "Numerical failure. rho = r'z = 0.000000e+00.";
+}
+
 std::unique_ptr<BaEngine> make_cpu_engine(const BaLayout& layout, const EngineOptions& options);
 // The CPU engine of the general structure (manifolds, any number of f-blocks per residual, priors).
 std::unique_ptr<BaEngine> make_general_cpu_engine(const SchurStructure& structure, const EngineOptions& options);

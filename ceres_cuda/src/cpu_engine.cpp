@@ -341,10 +341,8 @@ class CpuEngine final : public BaEngine, public EngineInspection {
     const auto pcg_start = std::chrono::steady_clock::now();
     const linalg_cuda::SolverSummary s = linalg_cuda::cpu::cg(apply_s, apply_m, rhs, y, cg);
     counters_.pcg_seconds += seconds_since(pcg_start);
-    result->linear_iterations = s.iterations;
-    counters_.linear_iterations += s.iterations;
-    result->message = s.message;
-    result->termination = to_linear_termination(s.termination);
+    set_ceres_cg_outcome(s, options_, result);
+    counters_.linear_iterations += result->linear_iterations;
   }
 
   // S x = F'(F x - E V^-1 E'F x) + D^2 x with the last step's D and point blocks.

@@ -141,10 +141,8 @@ class GeneralCpuEngine final : public HostEvaluatedEngine, public EngineInspecti
     const linalg_cuda::SolverSummary summary =
         linalg_cuda::cpu::cg(apply_s, apply_m, rhs, y, step_cg_options(options_));
     counters_.pcg_seconds += seconds_since(pcg_start);
-    result->linear_iterations = summary.iterations;
-    counters_.linear_iterations += summary.iterations;
-    result->message = summary.message;
-    result->termination = to_linear_termination(summary.termination);
+    set_ceres_cg_outcome(summary, options_, result);
+    counters_.linear_iterations += result->linear_iterations;
   }
 
   // DENSE_SCHUR and SPARSE_SCHUR: S formed and factored; both are exact, they differ in storage.

@@ -1,5 +1,7 @@
 #include "lm_minimizer.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -211,13 +213,21 @@ class Minimizer {
     const StepResult step = engine_->solve_step(radius_.radius, radius_.reuse_diagonal);
     ++num_linear_solves_;
     if (step.termination == LinearTermination::FatalError) {
+      LOG(WARNING) << "Linear solver fatal error: " << step.message;  // LevenbergMarquardtStrategy's warnings
       summary_->message = "Linear solver failed due to unrecoverable non-numeric causes. Please see the error log for clues. ";
       summary_->termination_type = ceres::FAILURE;
       return false;
     }
     it_.step_solver_time_in_seconds = linalg_cuda::detail::seconds_since(step_start);
     it_.linear_solver_iterations = step.linear_iterations;
-    if (step.termination == LinearTermination::Failure || !step.finite) return true;
+    if (step.termination == LinearTermination::Failure) {
+      LOG(WARNING) << "Linear solver failure. Failed to compute a step: " << step.message;
+      return true;
+    }
+    if (!step.finite) {
+      LOG(WARNING) << "Linear solver failure. Failed to compute a finite step.";
+      return true;
+    }
     model_cost_change_ = step.model_cost_change;
     it_.step_is_valid = model_cost_change_ > 0.0;
     if (it_.step_is_valid) num_consecutive_invalid_steps_ = 0;

@@ -215,6 +215,56 @@ TEST_P(BadInput, NonFiniteParametersFailLikeCeres) {
   }
 }
 
+// The tests below replay what ceres_cuda_solve_fuzzer found (fuzz/regressions/ceres_cuda_solve_fuzzer/).
+
+// r = (3 f - 3 e + 3, 3 f - 4 e + 1, 3 f + e - 2): linear, on a 1-value e-block and a 1-value f-block.
+struct LinearPair {
+  template <typename T>
+  bool operator()(const T* e, const T* f, T* r) const {
+    r[0] = T(3.0) * f[0] - T(3.0) * e[0] + T(3.0);
+    r[1] = T(3.0) * f[0] - T(4.0) * e[0] + T(1.0);
+    r[2] = T(3.0) * f[0] + e[0] - T(2.0);
+    return true;
+  }
+};
+
+GeneralProblem linear_pair() {
+  GeneralProblem g;
+  double* e = g.add_block({-3.0});
+  double* f = g.add_block({1.0});
+  g.e_blocks = {e};
+  g.problem->AddResidualBlock(autodiff<3, 1, 1>(LinearPair{}), nullptr, e, f);
+  return g;
+}
+
+TEST_P(BadInput, PcgLandingOnTheSolutionFailsTheStepLikeCeres) {
+  if (GetParam() == Backend::Cuda)
+    GTEST_SKIP() << "the GPU engines do not map their PCG's outcome through set_ceres_cg_outcome yet";
+  // The reduced system has one value: PCG solves it in one iteration, with r = 0 exactly. Ceres' CG
+  // has no residual test in an LM step: its second iteration finds rho = r'z = 0 and fails, the LM
+  // loop rejects the step as invalid, and after five of them the solve fails. ceres_cuda's CG stopped
+  // as converged and took the step.
+  for (const auto preconditioner : {ceres::SCHUR_JACOBI, ceres::JACOBI}) {
+    SCOPED_TRACE(ceres::PreconditionerTypeToString(preconditioner));
+    GeneralProblem a = linear_pair(), b = linear_pair();
+    ceres::Solver::Options options = options_for(a, ceres::ITERATIVE_SCHUR, preconditioner, 10, true);
+    options.jacobi_scaling = false;
+    ceres::Solver::Summary reference;
+    ceres::Solve(options, a.problem.get(), &reference);
+    // The premise: Ceres fails this linear problem, every step's CG having failed in its second iteration.
+    ASSERT_EQ(reference.termination_type, ceres::FAILURE) << reference.message;
+    ASSERT_GE(reference.iterations.size(), 2u);
+    ASSERT_EQ(reference.iterations[1].linear_solver_iterations, 2);
+    options = options_for(b, ceres::ITERATIVE_SCHUR, preconditioner, 10, true);
+    options.jacobi_scaling = false;
+    SolveDetails details;
+    const ceres::Solver::Summary ours = solve(options, b, &details);
+    expect_engine(details);
+    expect_same_solve(reference, ours, match());
+    EXPECT_EQ(ours.message, reference.message);
+  }
+}
+
 std::string backend_name(const testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::Cpu ? "Cpu" : "Cuda";
 }

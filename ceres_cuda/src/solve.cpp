@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -169,12 +170,50 @@ void fill_problem_fields(const ceres::Solver::Options& o, const ProblemShape& sh
   s->inner_iterations_used = false;
 }
 
+// The blocks of Ceres' reduced program: those that are not constant and are in a residual block.
+std::unordered_set<const double*> reduced_program_blocks(const ceres::Problem& problem) {
+  std::vector<ceres::ResidualBlockId> residual_blocks;
+  problem.GetResidualBlocks(&residual_blocks);
+  std::unordered_set<const double*> kept;
+  std::vector<double*> blocks;
+  for (ceres::ResidualBlockId id : residual_blocks) {
+    problem.GetParameterBlocksForResidualBlock(id, &blocks);
+    for (double* block : blocks)
+      if (!problem.IsParameterBlockConstant(block)) kept.insert(block);
+  }
+  return kept;
+}
+
+// "" unless ceres::Solve would abort the program on the ordering (a CHECK in
+// ParameterBlockOrdering::MinNonZeroGroup, in its preprocessor): an ordering with no element, or, with
+// a Schur solver, one whose every element is a block the reduced program drops (constant, or in no
+// residual block) while some block varies. Otherwise a bad ordering is a FAILURE in Ceres.
+std::string ordering_ceres_aborts_on(const ceres::Solver::Options& options, const ceres::Problem& problem) {
+  const ceres::ParameterBlockOrdering* ordering = options.linear_solver_ordering.get();
+  if (!ordering) return "";
+  if (ordering->NumElements() == 0) return "linear_solver_ordering has no parameter block";
+  const ceres::LinearSolverType type = options.linear_solver_type;
+  if (type != ceres::DENSE_SCHUR && type != ceres::SPARSE_SCHUR && type != ceres::ITERATIVE_SCHUR) return "";
+  const std::unordered_set<const double*> kept = reduced_program_blocks(problem);
+  if (kept.empty()) return "";  // Ceres ends before it reads the ordering
+  for (const auto& group : ordering->group_to_elements())  // (Ceres 2.1's element_to_group() does not compile)
+    for (double* block : group.second)
+      if (!problem.HasParameterBlock(block) || kept.count(block)) return "";  // a block that stays in the ordering
+  return "linear_solver_ordering names no parameter block that varies (only constant or unused ones)";
+}
+
 void hand_to_ceres(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
                    const std::string& reason, SolveDetails* details) {
-  LOG(WARNING) << "ceres_cuda::Solve: solving with ceres::Solve instead: " << reason;
   details->path = SolveDetails::Path::CeresFallback;
   details->fallback_reason = reason;
   details->engine = "ceres::Solve";
+  if (const std::string abort = ordering_ceres_aborts_on(options, *problem); !abort.empty()) {
+    LOG(ERROR) << "ceres_cuda::Solve: " << abort << " (ceres::Solve would abort the program here)";
+    summary->termination_type = ceres::FAILURE;
+    summary->message = "ceres_cuda::Solve: " + abort + ".";
+    return;
+  }
+  LOG(WARNING) << "ceres_cuda::Solve: solving with ceres::Solve instead: " << reason;
   ceres::Solve(options, problem, summary);
 }
 

@@ -265,6 +265,30 @@ TEST_P(BadInput, PcgLandingOnTheSolutionFailsTheStepLikeCeres) {
   }
 }
 
+TEST_P(BadInput, OrderingsCeresAbortsOnFailTheSolve) {
+  // ceres::Solve aborts the program (Check failed: NumGroups() != 0) on an ordering without elements,
+  // and with a Schur solver on one that names only constant blocks. Where ceres_cuda hands such a
+  // problem to ceres::Solve (here for use_nonmonotonic_steps), the solve fails instead.
+  for (const bool only_constant : {false, true}) {
+    SCOPED_TRACE(only_constant ? "only a constant block" : "no element");
+    GeneralProblem g = build(scene(), Shape{});
+    ceres::Solver::Options options = options_for(g, ceres::SPARSE_SCHUR, ceres::SCHUR_JACOBI, 10, false);
+    options.use_nonmonotonic_steps = true;
+    options.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+    if (only_constant) {
+      g.problem->SetParameterBlockConstant(g.points[0]);
+      options.linear_solver_ordering->AddElementToGroup(g.points[0], 0);
+    }
+    const std::vector<double> before = g.values();
+    SolveDetails details;
+    const ceres::Solver::Summary ours = solve(options, g, &details);
+    EXPECT_EQ(details.path, SolveDetails::Path::CeresFallback);
+    EXPECT_EQ(ours.termination_type, ceres::FAILURE);
+    EXPECT_NE(ours.message.find("linear_solver_ordering"), std::string::npos) << ours.message;
+    EXPECT_TRUE(same_values(g.values(), before));
+  }
+}
+
 std::string backend_name(const testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::Cpu ? "Cpu" : "Cuda";
 }

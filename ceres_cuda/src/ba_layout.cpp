@@ -8,6 +8,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -252,6 +253,17 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
     }
   }
   if (both_roles > 0) return "a parameter block is used both as camera and as point";
+  // Ceres refuses an ordering that does not hold exactly the problem's blocks. Every residual's point
+  // is in group 0 and its camera is not (inspect_residual); group 0 must hold nothing else, and group 1
+  // nothing outside the problem, for the counts to say that the ordering is the problem's blocks.
+  // Otherwise the general analysis, which checks every block, has the problem.
+  if (options.linear_solver_ordering) {
+    const auto& groups = options.linear_solver_ordering->group_to_elements();
+    bool exact = options.linear_solver_ordering->NumElements() == problem->NumParameterBlocks() &&
+                 static_cast<long>(groups.begin()->second.size()) == points;
+    for (double* block : std::next(groups.begin())->second) exact = exact && problem->HasParameterBlock(block);
+    if (!exact) return "linear_solver_ordering does not hold exactly the points in group 0 and the other blocks in group 1";
+  }
   phase("roles of the blocks");
 
   // Cameras and points in order of first use (a counting sort of the residuals that first use one,

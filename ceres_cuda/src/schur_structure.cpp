@@ -91,18 +91,20 @@ void choose_e_blocks(const ResidualBlocks& residuals, std::vector<BlockInfo>* bl
 }
 
 // The e-blocks from the user's ordering (its first group), or "" and nothing marked when the ordering
-// leaves the choice to Ceres (no ordering, or one group).
+// leaves the choice to Ceres (no ordering, or one group). Ceres refuses an ordering, of any number of
+// groups, that does not hold exactly the problem's blocks.
 std::string e_blocks_from_ordering(const ceres::ParameterBlockOrdering* ordering,
                                    const std::unordered_map<const double*, int>& index_of,
                                    std::vector<BlockInfo>* blocks, bool* chosen) {
   *chosen = false;
-  if (ordering == nullptr || ordering->NumGroups() <= 1) return "";
+  if (ordering == nullptr) return "";
   if (ordering->NumElements() != static_cast<int>(blocks->size()))
     return "linear_solver_ordering has " + std::to_string(ordering->NumElements()) + " parameter blocks, the problem " +
            std::to_string(blocks->size());
   for (const auto& group : ordering->group_to_elements())
     for (double* member : group.second)
       if (index_of.count(member) == 0) return "linear_solver_ordering names a block that is not in the problem";
+  if (ordering->NumGroups() <= 1) return "";
   for (double* member : ordering->group_to_elements().begin()->second) (*blocks)[index_of.at(member)].e_block = true;
   *chosen = true;
   return "";
@@ -241,7 +243,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   for (double* user : user_blocks)
     if (table.find(user) < 0) blocks.push_back(BlockInfo{user});
   std::unordered_map<const double*, int> index_of;  // for the user's ordering, which names blocks by address
-  if (options.linear_solver_ordering && options.linear_solver_ordering->NumGroups() > 1) {
+  if (options.linear_solver_ordering) {
     index_of.reserve(blocks.size());
     for (std::size_t b = 0; b < blocks.size(); ++b) index_of.emplace(blocks[b].user, static_cast<int>(b));
   }

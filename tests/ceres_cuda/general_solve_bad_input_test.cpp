@@ -265,6 +265,54 @@ TEST_P(BadInput, PcgLandingOnTheSolutionFailsTheStepLikeCeres) {
   }
 }
 
+TEST_P(BadInput, OrderingsThatDoNotHoldTheProblemsBlocksFailLikeCeres) {
+  {
+    SCOPED_TRACE("one group without the first point");
+    auto make = [](GeneralProblem& g) {
+      ceres::Solver::Options options = options_for(g, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false);
+      options.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+      std::vector<double*> blocks;
+      g.problem->GetParameterBlocks(&blocks);
+      for (double* block : blocks)
+        if (block != g.points[0]) options.linear_solver_ordering->AddElementToGroup(block, 0);
+      return options;
+    };
+    GeneralProblem a = build(scene(), Shape{}), b = build(scene(), Shape{});
+    ceres::Solver::Summary reference;
+    ceres::Solve(make(a), a.problem.get(), &reference);
+    ASSERT_EQ(reference.termination_type, ceres::FAILURE);  // "The program has N parameter blocks, but ..."
+    SolveDetails details;
+    const ceres::Solver::Summary ours = solve(make(b), b, &details);
+    EXPECT_EQ(ours.termination_type, ceres::FAILURE);
+    EXPECT_EQ(ours.message, reference.message);
+  }
+  {
+    // The BAL shape (the fast path's): points in group 0, and in group 1 a block that is not in the
+    // problem in the place of the first camera.
+    SCOPED_TRACE("the BAL shape, a foreign block for a camera");
+    ceres_cuda::BALProblem bal_a = random_scene(6, 40, 5), bal_b = bal_a;
+    double foreign[9] = {};
+    auto make = [&](ceres_cuda::BALProblem& bal) {
+      ceres::Solver::Options options = ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10);
+      options.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+      for (int j = 0; j < bal.num_points(); ++j)
+        options.linear_solver_ordering->AddElementToGroup(bal.mutable_point(j), 0);
+      for (int c = 1; c < bal.num_cameras(); ++c)
+        options.linear_solver_ordering->AddElementToGroup(bal.mutable_camera(c), 1);
+      options.linear_solver_ordering->AddElementToGroup(foreign, 1);
+      return options;
+    };
+    const auto a = ba_test::make_problem(bal_a, false), b = ba_test::make_problem(bal_b, false);
+    ceres::Solver::Summary reference, ours;
+    ceres::Solve(make(bal_a), a.get(), &reference);
+    ASSERT_EQ(reference.termination_type, ceres::FAILURE);
+    SolveDetails details;
+    EXPECT_NO_THROW(ceres_cuda::Solve(make(bal_b), b.get(), &ours, GetParam(), &details));
+    EXPECT_EQ(ours.termination_type, ceres::FAILURE);
+    EXPECT_EQ(without_addresses(ours.message), without_addresses(reference.message));
+  }
+}
+
 TEST_P(BadInput, OrderingsCeresAbortsOnFailTheSolve) {
   // ceres::Solve aborts the program (Check failed: NumGroups() != 0) on an ordering without elements,
   // and with a Schur solver on one that names only constant blocks. Where ceres_cuda hands such a

@@ -81,6 +81,32 @@ std::string non_finite_block_message(long count, const BlockAt& block_at) {
   return message;
 }
 
+// Ceres' message when a residual block whose parameter blocks are all constant does not evaluate to
+// finite values (Program::RemoveFixedBlocks): the first such block in the problem's order, by its
+// index in that order. Only an overflow of their sum is not one (Ceres goes on with an infinite
+// fixed cost).
+std::string fixed_residual_failure(const ceres::Problem& problem) {
+  std::vector<ceres::ResidualBlockId> ids;
+  problem.GetResidualBlocks(&ids);
+  std::vector<double*> blocks;
+  std::vector<double> residuals;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    problem.GetParameterBlocksForResidualBlock(ids[i], &blocks);
+    if (!std::all_of(blocks.begin(), blocks.end(), [&](double* b) { return problem.IsParameterBlockConstant(b); }))
+      continue;
+    residuals.resize(problem.GetCostFunctionForResidualBlock(ids[i])->num_residuals());
+    double cost = 0.0;
+    bool evaluated = false;
+    try {
+      evaluated = problem.EvaluateResidualBlock(ids[i], true, &cost, residuals.data(), nullptr);
+    } catch (...) {  // a cost function that throws fails its evaluation, as guarded_call has it
+    }
+    if (!evaluated)
+      return "Evaluation of the residual " + std::to_string(i) + " failed during removal of fixed residual blocks.";
+  }
+  return "Residual evaluation of the constant residual blocks failed.";
+}
+
 // What the Summary says of the problem and of the reduced program the engine solves.
 struct ProblemShape {
   int num_parameter_blocks = 0, num_parameters = 0, num_effective_parameters = 0;
@@ -384,7 +410,7 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
   }
   if (!std::isfinite(choice.fixed_cost)) {
     summary->termination_type = ceres::FAILURE;
-    summary->message = "Residual evaluation of the constant residual blocks failed.";
+    summary->message = fixed_residual_failure(*problem);
     summary->total_time_in_seconds = seconds_since(start);
     return;
   }

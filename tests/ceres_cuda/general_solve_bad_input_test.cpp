@@ -265,6 +265,36 @@ TEST_P(BadInput, PcgLandingOnTheSolutionFailsTheStepLikeCeres) {
   }
 }
 
+// A cost function that cannot evaluate.
+struct FailingCost {
+  template <typename T>
+  bool operator()(const T* x, T* r) const {
+    r[0] = x[0];
+    return false;
+  }
+};
+
+TEST_P(BadInput, FailingResidualOfConstantBlocksIsNamedLikeCeres) {
+  // Ceres evaluates the residual blocks whose blocks are all constant as it removes them, and fails
+  // the solve naming the first that fails by its index among all residual blocks.
+  auto make = [] {
+    GeneralProblem g = build(scene(), Shape{});
+    double* fixed = g.add_block({1.0});
+    g.problem->AddResidualBlock(autodiff<1, 1>(FailingCost{}), nullptr, fixed);
+    g.problem->SetParameterBlockConstant(fixed);
+    return g;
+  };
+  GeneralProblem a = make(), b = make();
+  ceres::Solver::Summary reference;
+  ceres::Solve(options_for(a, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), a.problem.get(), &reference);
+  ASSERT_EQ(reference.termination_type, ceres::FAILURE);  // "Evaluation of the residual N failed during removal ..."
+  SolveDetails details;
+  const ceres::Solver::Summary ours =
+      solve(options_for(b, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false), b, &details);
+  EXPECT_EQ(ours.termination_type, ceres::FAILURE);
+  EXPECT_EQ(ours.message, reference.message);
+}
+
 TEST_P(BadInput, OrderingsThatDoNotHoldTheProblemsBlocksFailLikeCeres) {
   {
     SCOPED_TRACE("one group without the first point");

@@ -107,6 +107,26 @@ std::string fixed_residual_failure(const ceres::Problem& problem) {
   return "Residual evaluation of the constant residual blocks failed.";
 }
 
+// Ceres names the first block with a NaN or an infinity in its program's order: the order in which the
+// residual blocks meet their blocks (as the engines number them, blocks in no residual block after
+// those). The engines check their blocks in their own order, on all threads; where one fails, this
+// finds the block Ceres names. `engines_message` where only blocks in no residual block hold one.
+std::string first_non_finite_in_program_order(const ceres::Problem& problem, const std::string& engines_message) {
+  std::vector<ceres::ResidualBlockId> ids;
+  problem.GetResidualBlocks(&ids);
+  std::unordered_set<const double*> seen;
+  std::vector<std::pair<const double*, int>> order;
+  std::vector<double*> blocks;
+  for (ceres::ResidualBlockId id : ids) {
+    problem.GetParameterBlocksForResidualBlock(id, &blocks);
+    for (double* block : blocks)
+      if (seen.insert(block).second) order.emplace_back(block, problem.ParameterBlockSize(block));
+  }
+  const std::string message =
+      non_finite_block_message(static_cast<long>(order.size()), [&](long b) { return order[b]; });
+  return message.empty() ? engines_message : message;
+}
+
 // What the Summary says of the problem and of the reduced program the engine solves.
 struct ProblemShape {
   int num_parameter_blocks = 0, num_parameters = 0, num_effective_parameters = 0;
@@ -404,7 +424,7 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
   summary->preprocessor_time_in_seconds = preprocessor_seconds;
   if (!choice.invalid_values.empty()) {
     summary->termination_type = ceres::FAILURE;
-    summary->message = choice.invalid_values;
+    summary->message = first_non_finite_in_program_order(*problem, choice.invalid_values);
     summary->total_time_in_seconds = seconds_since(start);
     return;
   }

@@ -3,6 +3,7 @@
 // one: Ceres picks e-blocks that are not all the points), a manifold whose Plus fails, non-finite
 // parameter values. ceres_cuda::Solve must not throw or crash, and ends as Ceres does. Each test runs
 // on the CPU engine, and on the GPU where a device exists.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <regex>
@@ -195,6 +196,21 @@ TEST_P(BadInput, NonFiniteParametersFailLikeCeres) {
          g.problem->SetParameterBlockConstant(g.translations[0]);
        }},
       {"NaN in a quaternion", [](GeneralProblem& g) { g.rotations[3][0] = NAN; }},
+      // Ceres names the first in its program's order (the order the residual blocks meet the blocks),
+      // here the point of the first residual block, which the engines number after every f-block.
+      {"NaN in a point and infinity in a translation met after it",
+       [](GeneralProblem& g) {
+         std::vector<ceres::ResidualBlockId> ids;
+         g.problem->GetResidualBlocks(&ids);
+         std::vector<double*> first;
+         g.problem->GetParameterBlocksForResidualBlock(ids[0], &first);
+         first.back()[1] = NAN;  // the point of the first reprojection (rotation, translation, intrinsics, point)
+         for (double* t : g.translations)
+           if (std::find(first.begin(), first.end(), t) == first.end()) {
+             t[0] = INFINITY;
+             break;
+           }
+       }},
   };
   for (const Spoil& spoil : spoils) {
     SCOPED_TRACE(spoil.what);

@@ -180,8 +180,40 @@ std::vector<int> ordering_group_sizes(const ceres::ParameterBlockOrdering* order
   return sizes;
 }
 
-void fill_problem_fields(const ceres::Solver::Options& o, const ProblemShape& shape, int threads_used,
-                         ceres::Solver::Summary* s) {
+// The blocks of Ceres' reduced program: those that are not constant and are in a residual block.
+std::unordered_set<const double*> reduced_program_blocks(const ceres::Problem& problem) {
+  std::vector<ceres::ResidualBlockId> residual_blocks;
+  problem.GetResidualBlocks(&residual_blocks);
+  std::unordered_set<const double*> kept;
+  std::vector<double*> blocks;
+  for (ceres::ResidualBlockId id : residual_blocks) {
+    problem.GetParameterBlocksForResidualBlock(id, &blocks);
+    for (double* block : blocks)
+      if (!problem.IsParameterBlockConstant(block)) kept.insert(block);
+  }
+  return kept;
+}
+
+// Summary::linear_solver_ordering_used as Ceres reports it: the sizes of the ordering's groups once
+// its preprocessor has removed the blocks the reduced program does not hold and the groups left
+// empty. That is the e- and f-blocks, but for a user's ordering of more than two groups (Ceres
+// eliminates group 0 and reports the others as they are).
+std::vector<int> ordering_used(const ceres::Solver::Options& o, const ceres::Problem& problem,
+                               const ProblemShape& shape) {
+  const ceres::ParameterBlockOrdering* ordering = o.linear_solver_ordering.get();
+  if (!ordering || ordering->NumGroups() <= 2) return {shape.e_blocks, shape.f_blocks};
+  const std::unordered_set<const double*> kept = reduced_program_blocks(problem);
+  std::vector<int> sizes;
+  for (const auto& group : ordering->group_to_elements()) {
+    const int size = static_cast<int>(
+        std::count_if(group.second.begin(), group.second.end(), [&](const double* b) { return kept.count(b) > 0; }));
+    if (size > 0) sizes.push_back(size);
+  }
+  return sizes;
+}
+
+void fill_problem_fields(const ceres::Solver::Options& o, const ceres::Problem& problem, const ProblemShape& shape,
+                         int threads_used, ceres::Solver::Summary* s) {
   s->minimizer_type = ceres::TRUST_REGION;
   s->linear_solver_type_given = s->linear_solver_type_used = o.linear_solver_type;
   s->preconditioner_type_given = s->preconditioner_type_used = o.preconditioner_type;
@@ -198,7 +230,7 @@ void fill_problem_fields(const ceres::Solver::Options& o, const ProblemShape& sh
   s->num_threads_given = o.num_threads;
   s->num_threads_used = threads_used;
   s->linear_solver_ordering_given = ordering_group_sizes(o.linear_solver_ordering.get());
-  s->linear_solver_ordering_used = {shape.e_blocks, shape.f_blocks};
+  s->linear_solver_ordering_used = ordering_used(o, problem, shape);
   s->schur_structure_given = shape.schur_sizes.to_string();
   s->schur_structure_used = shape.schur_sizes.specialization().to_string();
   s->is_constrained = false;
@@ -214,20 +246,6 @@ void fill_problem_fields(const ceres::Solver::Options& o, const ProblemShape& sh
   s->num_residuals_reduced = shape.num_residuals_reduced;
   s->inner_iterations_given = o.use_inner_iterations;
   s->inner_iterations_used = false;
-}
-
-// The blocks of Ceres' reduced program: those that are not constant and are in a residual block.
-std::unordered_set<const double*> reduced_program_blocks(const ceres::Problem& problem) {
-  std::vector<ceres::ResidualBlockId> residual_blocks;
-  problem.GetResidualBlocks(&residual_blocks);
-  std::unordered_set<const double*> kept;
-  std::vector<double*> blocks;
-  for (ceres::ResidualBlockId id : residual_blocks) {
-    problem.GetParameterBlocksForResidualBlock(id, &blocks);
-    for (double* block : blocks)
-      if (!problem.IsParameterBlockConstant(block)) kept.insert(block);
-  }
-  return kept;
 }
 
 // "" unless ceres::Solve would abort the program on the ordering (a CHECK in
@@ -419,7 +437,7 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
   details->engine = engine->description();
 
   summary->fixed_cost = choice.fixed_cost;
-  fill_problem_fields(options, choice.shape, engine_options.num_threads, summary);
+  fill_problem_fields(options, *problem, choice.shape, engine_options.num_threads, summary);
   const double preprocessor_seconds = seconds_since(start);
   summary->preprocessor_time_in_seconds = preprocessor_seconds;
   if (!choice.invalid_values.empty()) {

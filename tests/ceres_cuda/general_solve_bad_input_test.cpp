@@ -311,6 +311,28 @@ TEST_P(BadInput, FailingResidualOfConstantBlocksIsNamedLikeCeres) {
   EXPECT_EQ(ours.message, reference.message);
 }
 
+TEST_P(BadInput, OrderingOfThreeGroupsIsReportedLikeCeres) {
+  // Points in group 0, rotations in group 1, translations and intrinsics in group 2: Ceres eliminates
+  // group 0 and reports the sizes of all three groups as the ordering used.
+  auto make = [](GeneralProblem& g) {
+    ceres::Solver::Options options = options_for(g, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10, false);
+    options.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+    for (double* p : g.points) options.linear_solver_ordering->AddElementToGroup(p, 0);
+    for (double* q : g.rotations) options.linear_solver_ordering->AddElementToGroup(q, 1);
+    for (double* t : g.translations) options.linear_solver_ordering->AddElementToGroup(t, 2);
+    for (double* k : g.intrinsics) options.linear_solver_ordering->AddElementToGroup(k, 2);
+    return options;
+  };
+  GeneralProblem a = build(scene(), Shape{}), b = build(scene(), Shape{});
+  ceres::Solver::Summary reference;
+  ceres::Solve(make(a), a.problem.get(), &reference);
+  ASSERT_EQ(reference.linear_solver_ordering_used.size(), 3u);
+  SolveDetails details;
+  const ceres::Solver::Summary ours = solve(make(b), b, &details);
+  expect_engine(details);
+  expect_same_solve(reference, ours, match());
+}
+
 TEST_P(BadInput, OrderingsThatDoNotHoldTheProblemsBlocksFailLikeCeres) {
   {
     SCOPED_TRACE("one group without the first point");

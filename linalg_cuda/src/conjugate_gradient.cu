@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <typeinfo>
 
@@ -266,7 +267,8 @@ SolverSummary ConjugateGradient::solve(const LinearOperator& a, const DeviceVect
   if (use_graph) {
     cudaGraph_t graph = nullptr;
     try {
-      if (options_.execution.use_device_loop) graph = capture_device_loop(stream, batch, enqueue_iteration, w.state);
+      if (options_.execution.use_device_loop && !std::getenv("LINALG_CUDA_CG_HOST_LOOP"))
+        graph = capture_device_loop(stream, batch, enqueue_iteration, w.state);
       if (!graph) {  // no conditional nodes: a batch, and a read-back after each launch
         LINALG_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         for (int k = 0; k < batch; ++k) enqueue_iteration();

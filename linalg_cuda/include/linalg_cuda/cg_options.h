@@ -47,7 +47,9 @@ struct CgExecution {
   // With graphs: run the whole loop on the device, as a conditional WHILE node (CUDA 12.4 and later)
   // whose body, check_every iterations, repeats until the state leaves "running", instead of the host
   // reading the state back after each batch. Where conditional nodes are missing the solver falls back
-  // to those read-backs.
+  // to those read-backs; so it does, whatever this says, where the environment variable
+  // LINALG_CUDA_CG_HOST_LOOP is set: compute-sanitizer's racecheck and synccheck do not follow kernels
+  // that a conditional node launches (docs/reliability.md).
   bool use_device_loop = true;
 };
 

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Fuzzes the library's file readers: builds the libFuzzer harnesses fuzz/*_fuzzer.cpp with clang,
-# AddressSanitizer and UndefinedBehaviorSanitizer into ${FUZZ_BUILD_DIR:-build-fuzz}, replays the inputs
-# that once crashed (fuzz/regressions/<harness>/), assembles each corpus (the hand-written seeds in
-# fuzz/seeds/<harness>/ and small inputs cut from ../shared/data or $CUDA_SOLVERS_DATA) and runs each
-# harness for SECONDS (default 60). Exits non-zero on any finding (crash, sanitizer report, uncaught
-# exception, leak, a run over -timeout or over -rss_limit_mb) and prints the reproducer's path.
+# Fuzzes the library's file readers and ceres_cuda::Solve: builds the libFuzzer harnesses
+# fuzz/*_fuzzer.cpp with clang, AddressSanitizer and UndefinedBehaviorSanitizer into
+# ${FUZZ_BUILD_DIR:-build-fuzz}, replays the inputs that once crashed (fuzz/regressions/<harness>/),
+# assembles each corpus (the hand-written seeds in fuzz/seeds/<harness>/ and small inputs cut from
+# ../shared/data or $CUDA_SOLVERS_DATA) and runs each harness for SECONDS (default 60; the Solve
+# harness for $FUZZ_SOLVE_SECONDS when set). Exits non-zero on any finding (crash, sanitizer report,
+# uncaught exception, leak, a run over -timeout or over -rss_limit_mb, a solve that ends otherwise than
+# ceres::Solve where it must not) and prints the reproducer's path.
 # Usage: scripts/fuzz.sh [SECONDS_PER_HARNESS]   (docs/reliability.md, "Fuzzing")
 #
-# The build is three direct clang++ commands, not a CMake project: each harness compiles only the one
-# or two reader sources it needs (none includes a CUDA header), and the main project's configuration
-# needs nvcc, OMPL and g++, none of which a fuzzing build wants. The growing corpus is kept in
-# $FUZZ_BUILD_DIR/corpus/<harness>/ between runs; the seeds are rebuilt every run.
+# The readers' harnesses are three direct clang++ commands, not a CMake project: each compiles only
+# the one or two reader sources it needs (none includes a CUDA header), and the main project's
+# configuration needs OMPL and g++, which a fuzzing build does not want. The Solve harness needs all of
+# ceres_cuda and linalg_cuda, .cu files included: fuzz/ceres_cuda_solve_fuzzer.mk builds them (the .cu
+# files with nvcc and clang++ as its host compiler) and keeps the objects, so that a second run
+# compiles only what changed; it builds while the readers' harnesses fuzz, with FUZZ_JOBS jobs (1
+# beside them, 2 alone). The growing corpus is kept in $FUZZ_BUILD_DIR/corpus/<harness>/ between
+# runs; the seeds are rebuilt every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -22,15 +28,21 @@ mkdir -p "$build"
 
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -Ifuzz -Ilinalg_cuda/include -Ilinalg_cuda/internal/include -I/usr/include/eigen3)
-# FUZZ_HARNESSES="name ..." runs only those (all are built).
-read -r -a harnesses <<< "${FUZZ_HARNESSES:-linalg_cuda_matrix_market_fuzzer gridmap_cuda_carmen_log_fuzzer ceres_cuda_bal_problem_fuzzer}"
-# Longest input per harness: room for a few hundred Matrix Market entries or BAL observations, and for
-# a few CARMEN lines of 361 readings (about 2.5 KB each).
+# FUZZ_HARNESSES="name ..." builds and runs only those.
+all_harnesses="linalg_cuda_matrix_market_fuzzer gridmap_cuda_carmen_log_fuzzer ceres_cuda_bal_problem_fuzzer"
+all_harnesses+=" ceres_cuda_solve_fuzzer"
+read -r -a harnesses <<< "${FUZZ_HARNESSES:-$all_harnesses}"
+# Longest input per harness: room for a few hundred Matrix Market entries or BAL observations, for a
+# few CARMEN lines of 361 readings (about 2.5 KB each), and for a problem of 40 residual blocks with
+# every value a raw double (a few KB).
 declare -A max_len=([linalg_cuda_matrix_market_fuzzer]=8192 [gridmap_cuda_carmen_log_fuzzer]=16384
-                    [ceres_cuda_bal_problem_fuzzer]=8192)
+                    [ceres_cuda_bal_problem_fuzzer]=8192 [ceres_cuda_solve_fuzzer]=4096)
+declare -A harness_seconds=([ceres_cuda_solve_fuzzer]=${FUZZ_SOLVE_SECONDS:-$seconds})
+selected() { [[ " ${harnesses[*]} " == *" $1 "* ]]; }
 
 build_harness() {
   local name=$1; shift
+  selected "$name" || return 0
   echo "== building $name"
   "$cxx" "${flags[@]}" "fuzz/$name.cpp" "$@" -o "$build/$name"
 }
@@ -40,12 +52,40 @@ build_harness gridmap_cuda_carmen_log_fuzzer -Igridmap_cuda/include gridmap_cuda
 # function: linking libceres and that one source keeps the reader's file as it is.
 build_harness ceres_cuda_bal_problem_fuzzer -Iceres_cuda/include ceres_cuda/src/bal_problem.cpp \
   ceres_cuda/src/snavely_reprojection_error.cpp -lceres -lglog -lbz2
+# The Solve harness' build takes minutes: it runs in the background, one job (FUZZ_JOBS) beside the
+# readers' harnesses as they fuzz on the other core, and the Solve harness' run waits for it.
+solve_build_pid=
+solve_build_log=$build/logs/ceres_cuda_solve_fuzzer.build.log
+if selected ceres_cuda_solve_fuzzer; then
+  solve_jobs=${FUZZ_JOBS:-$(( ${#harnesses[@]} > 1 ? 1 : 2 ))}
+  echo "== building ceres_cuda_solve_fuzzer in the background ($solve_jobs job(s); log: $solve_build_log)"
+  mkdir -p "$build/logs"
+  # Its own process group (setsid), so that an exit before the wait stops the whole build.
+  setsid bash -c 'start=$SECONDS; make --no-print-directory -f fuzz/ceres_cuda_solve_fuzzer.mk "$@" &&
+                  echo "built in $((SECONDS - start)) s"' build BUILD="$build" CXX="$cxx" -j"$solve_jobs" \
+    > "$solve_build_log" 2>&1 &
+  solve_build_pid=$!
+  trap '[[ -z $solve_build_pid ]] || kill -- "-$solve_build_pid" 2>/dev/null || true' EXIT
+fi
+wait_for_solve_build() {
+  [[ -n $solve_build_pid ]] || return 0
+  local pid=$solve_build_pid
+  solve_build_pid=
+  if wait "$pid"; then
+    echo "== ceres_cuda_solve_fuzzer $(tail -n 1 "$solve_build_log")"
+    return 0
+  fi
+  tail -n 40 "$solve_build_log"
+  echo "error: ceres_cuda_solve_fuzzer did not build (log: $solve_build_log)"
+  return 1
+}
 
 # Seeds cut from the shared data: small, valid inputs of each format, so that the fuzzer starts past
 # the header checks. Missing data only makes the corpus smaller.
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"/{linalg_cuda_matrix_market_fuzzer,gridmap_cuda_carmen_log_fuzzer,ceres_cuda_bal_problem_fuzzer}
+mkdir -p "$seeds"/ceres_cuda_solve_fuzzer
 if [[ -d $data ]]; then
   for f in "$data"/matrices/*.mtx; do
     [[ -f $f ]] || continue
@@ -110,11 +150,25 @@ if [[ -d $data ]]; then
     done
     bzip2 -c "${base}_10.txt" > "${base}_10.txt.bz2"
   done
+  # Solve: the first observations of each BAL file whose cameras and points fit (8 of each, 40
+  # observations), as the fast path's shape and on the general engine (the seed script's --bal).
+  bal_files=("$data"/bal/*.txt "$data"/bal/*.txt.bz2)
+  bal_args=()
+  for f in "${bal_files[@]}"; do [[ -f $f ]] && bal_args+=(--bal "$f"); done
+  if selected ceres_cuda_solve_fuzzer && ((${#bal_args[@]})); then
+    if command -v python3 >/dev/null; then
+      python3 fuzz/ceres_cuda_solve_fuzzer_seeds.py "${bal_args[@]}" "$seeds/ceres_cuda_solve_fuzzer"
+    else
+      echo "note: python3 not found; the Solve harness starts without seeds cut from BAL files"
+    fi
+  fi
 else
   echo "note: $data not found; the corpora start from fuzz/seeds only"
 fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# The Solve harness prints at exit how many inputs reached each of its checks.
+export CERES_CUDA_SOLVE_FUZZER_STATS=${CERES_CUDA_SOLVE_FUZZER_STATS:-1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 symbolizer=$(command -v llvm-symbolizer || true)
 [[ -n $symbolizer ]] && export ASAN_SYMBOLIZER_PATH=$symbolizer
@@ -122,6 +176,10 @@ symbolizer=$(command -v llvm-symbolizer || true)
 status=0
 summary=()
 for h in "${harnesses[@]}"; do
+  if [[ $h == ceres_cuda_solve_fuzzer ]] && ! wait_for_solve_build; then
+    status=1
+    continue
+  fi
   findings=$build/findings/$h
   mkdir -p "$build/corpus/$h" "$findings" "$build/logs"
   options=(-timeout=5 -rss_limit_mb=1024 -max_len="${max_len[$h]}" -dict="fuzz/$h.dict" -print_final_stats=1
@@ -136,15 +194,18 @@ for h in "${harnesses[@]}"; do
       continue
     fi
   fi
-  echo "== $h: fuzzing for $seconds s"
+  run_seconds=${harness_seconds[$h]:-$seconds}
+  echo "== $h: fuzzing for $run_seconds s"
   log=$build/logs/$h.log
   rm -f "$findings"/*
-  if "$build/$h" "${options[@]}" -max_total_time="$seconds" "$build/corpus/$h" "fuzz/seeds/$h" "$seeds/$h" \
+  if "$build/$h" "${options[@]}" -max_total_time="$run_seconds" "$build/corpus/$h" "fuzz/seeds/$h" "$seeds/$h" \
        > "$log" 2>&1; then
     final=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true)
     files=$(find "$build/corpus/$h" -type f | wc -l)
     bytes=$(find "$build/corpus/$h" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
     summary+=("$h: ${final:-no DONE line} | corpus $files files, $bytes bytes")
+    checks=$(grep -m 1 '^ceres_cuda_solve_fuzzer: ' "$log" || true)  # what its inputs reached
+    if [[ -n $checks ]]; then summary+=("  $checks"); fi
   else
     tail -n 60 "$log"
     for reproducer in "$findings"/*; do

@@ -6,12 +6,13 @@ set -euo pipefail
 # ../shared/device/pack (scripts/gpu_pack.sh) to find the binaries to pack. scripts/fuzz.sh builds with
 # clang and libFuzzer: libclang-rt-14-dev holds libFuzzer and the sanitizer runtimes (clang only
 # recommends it), llvm the symbolizer of the sanitizers' stack traces, bzip2 the tool that makes the
-# compressed seeds. scripts/tsan.sh builds with clang 14 and LLVM's OpenMP runtime: libomp-14-dev holds
-# libomp and Archer (libarcher.so), its OpenMP tool for ThreadSanitizer.
+# compressed seeds; its ceres_cuda::Solve harness builds the library with make and LLVM's OpenMP, and
+# python3 cuts its seeds from the BAL files. scripts/tsan.sh builds with clang 14 and LLVM's OpenMP
+# runtime: libomp-14-dev holds libomp and Archer (libarcher.so), its OpenMP tool for ThreadSanitizer.
 packages=(cmake ninja-build g++ pkg-config libeigen3-dev libceres-dev libompl-dev libgtest-dev libgmock-dev
           zlib1g-dev libbz2-dev libpng-dev file
           libboost-serialization-dev libboost-filesystem-dev libboost-system-dev
-          clang libclang-rt-14-dev llvm bzip2 libomp-14-dev)
+          clang libclang-rt-14-dev llvm bzip2 libomp-14-dev make python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

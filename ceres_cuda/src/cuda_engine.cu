@@ -656,10 +656,8 @@ class CudaEngine final : public BaEngine, public EngineInspection {
     const auto pcg_start = std::chrono::steady_clock::now();
     const linalg_cuda::SolverSummary s = cg_.solve(op, rhs_, y_, preconditioner_ ? &*preconditioner_ : nullptr);
     counters_.pcg_seconds += seconds_since(pcg_start);
-    result->linear_iterations = s.iterations;
-    counters_.linear_iterations += s.iterations;
-    result->message = s.message;
-    result->termination = to_linear_termination(s.termination);
+    set_ceres_cg_outcome(s, options_, result);
+    counters_.linear_iterations += result->linear_iterations;
   }
 
   const BaLayout& layout_;

@@ -383,10 +383,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     const auto pcg_start = std::chrono::steady_clock::now();
     const linalg_cuda::SolverSummary summary = cg_.solve(op, rhs_, y_, &preconditioner);
     counters_.pcg_seconds += seconds_since(pcg_start);
-    result->linear_iterations = summary.iterations;
-    counters_.linear_iterations += summary.iterations;
-    result->message = summary.message;
-    result->termination = to_linear_termination(summary.termination);
+    set_ceres_cg_outcome(summary, options_, result);
+    counters_.linear_iterations += result->linear_iterations;
   }
 
   // DENSE_SCHUR and SPARSE_SCHUR: F'F's diagonal blocks by the preconditioner's column chunks (without

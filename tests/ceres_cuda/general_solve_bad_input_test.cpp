@@ -253,13 +253,11 @@ GeneralProblem linear_pair() {
   return g;
 }
 
-TEST_P(BadInput, PcgLandingOnTheSolutionFailsTheStepLikeCeres) {
-  if (GetParam() == Backend::Cuda)
-    GTEST_SKIP() << "the GPU engines do not map their PCG's outcome through set_ceres_cg_outcome yet";
+TEST_P(BadInput, PcgLandingOnTheSolutionIsReportedLikeCeres) {
   // The reduced system has one value: PCG solves it in one iteration, with r = 0 exactly. Ceres' CG
   // has no residual test in an LM step: its second iteration finds rho = r'z = 0 and fails, the LM
   // loop rejects the step as invalid, and after five of them the solve fails. ceres_cuda's CG stopped
-  // as converged and took the step.
+  // as converged and took the step. On the CPU ceres_cuda's CG must fail the same way.
   for (const auto preconditioner : {ceres::SCHUR_JACOBI, ceres::JACOBI}) {
     SCOPED_TRACE(ceres::PreconditionerTypeToString(preconditioner));
     GeneralProblem a = linear_pair(), b = linear_pair();
@@ -276,8 +274,23 @@ TEST_P(BadInput, PcgLandingOnTheSolutionFailsTheStepLikeCeres) {
     SolveDetails details;
     const ceres::Solver::Summary ours = solve(options, b, &details);
     expect_engine(details);
-    expect_same_solve(reference, ours, match());
-    EXPECT_EQ(ours.message, reference.message);
+    if (GetParam() == Backend::Cpu) {
+      expect_same_solve(reference, ours, match());
+      EXPECT_EQ(ours.message, reference.message);
+      continue;
+    }
+    // The GPU's CG rounds otherwise (fused multiply-adds, its own reductions): its first iteration
+    // leaves r at a rounding error, not 0, so rho = r'z is not 0 either, and its second iteration ends
+    // on the quadratic-model test, as Ceres' CG ends given those bits. The step is taken: the solve
+    // reaches the problem's minimum, with at most two PCG iterations a step.
+    GeneralProblem c = linear_pair();
+    ceres::Solver::Options exact;
+    exact.linear_solver_type = ceres::DENSE_QR;
+    ceres::Solver::Summary minimum;
+    ceres::Solve(exact, c.problem.get(), &minimum);
+    EXPECT_TRUE(ours.IsSolutionUsable()) << ours.message;
+    EXPECT_NEAR(ours.final_cost, minimum.final_cost, 1e-9 * minimum.final_cost);
+    for (const ceres::IterationSummary& it : ours.iterations) EXPECT_LE(it.linear_solver_iterations, 2);
   }
 }
 

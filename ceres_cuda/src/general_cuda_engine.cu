@@ -124,7 +124,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
     view_.jacobian = jacobian_.data();
-    if (options.interleaved_schur_product)
+    // Only the PCG takes Schur products: the exact solvers form S instead.
+    if (options.interleaved_schur_product && options.linear_solver == ceres::ITERATIVE_SCHUR)
       interleaved_ = InterleavedSchurProduct::make(structure, cells_, product_chunks, stream_);
     f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     rows_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));

@@ -194,27 +194,29 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   const SetUpThreads threads(R);
   ResidualBlocks residual_blocks;
   residual_blocks.start.assign(R + 1, 0);
+  // Each residual block's cost function, asked of Ceres once: every question to Ceres about a residual
+  // block reads its scattered objects again.
+  std::vector<const ceres::CostFunction*> cost_of(R);
   long bad_residual = R, residuals = 0;
 #pragma omp parallel for schedule(static) reduction(min : bad_residual) reduction(+ : residuals)
   for (long r = 0; r < R; ++r) {
     const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(ids[r]);
+    cost_of[r] = cost;
     const int size = cost->num_residuals();
     residuals += size;
     if (size < 1 || size > kMaxResidualBlockSize) bad_residual = std::min(bad_residual, r);
     residual_blocks.start[r + 1] = static_cast<long>(cost->parameter_block_sizes().size());
   }
   if (bad_residual < R)
-    return "a residual block has " +
-           std::to_string(problem->GetCostFunctionForResidualBlock(ids[bad_residual])->num_residuals()) +
+    return "a residual block has " + std::to_string(cost_of[bad_residual]->num_residuals()) +
            " residuals (ceres_cuda takes 1 to " + std::to_string(kMaxResidualBlockSize) + ")";
   structure->num_residuals = static_cast<int>(residuals);
   for (long r = 0; r < R; ++r) residual_blocks.start[r + 1] += residual_blocks.start[r];
   const long positions = residual_blocks.start[R];
   if (positions > std::numeric_limits<int>::max()) return "more than 2^31 parameter blocks in residual blocks";
 
-  std::vector<double*> user_blocks;
-  problem->GetParameterBlocks(&user_blocks);
-  BlockUseTable table(user_blocks.size());
+  const long num_user_blocks = problem->NumParameterBlocks();
+  BlockUseTable table(num_user_blocks);
   std::vector<int> slot_of(positions);
 #pragma omp parallel
   {
@@ -240,19 +242,30 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
 #pragma omp parallel for schedule(static)
   for (long slot = 0; slot < table.capacity(); ++slot)
     if (number_of_slot[slot] >= 0) blocks[number_of_slot[slot]].user = table.key(slot);
-  for (double* user : user_blocks)
-    if (table.find(user) < 0) blocks.push_back(BlockInfo{user});
+  // Blocks no residual uses, only where there are some (GetParameterBlocks walks Ceres' std::map).
+  if (used < num_user_blocks) {
+    std::vector<double*> user_blocks;
+    problem->GetParameterBlocks(&user_blocks);
+    for (double* user : user_blocks)
+      if (table.find(user) < 0) blocks.push_back(BlockInfo{user});
+  }
   std::unordered_map<const double*, int> index_of;  // for the user's ordering, which names blocks by address
   if (options.linear_solver_ordering) {
     index_of.reserve(blocks.size());
     for (std::size_t b = 0; b < blocks.size(); ++b) index_of.emplace(blocks[b].user, static_cast<int>(b));
   }
 
-  // What Ceres says of each block (a look-up in its std::map per question), on all threads.
+  // What Ceres says of each block (a look-up in its std::map per question), on all threads, in the
+  // blocks' address order: consecutive look-ups then walk the same path of the map, in cache.
   const long B = static_cast<long>(blocks.size());
+  std::vector<int> by_address(B);
+  for (long b = 0; b < B; ++b) by_address[b] = static_cast<int>(b);
+  std::sort(by_address.begin(), by_address.end(),
+            [&](int a, int b) { return std::less<const double*>()(blocks[a].user, blocks[b].user); });
   long parameters = 0, effective = 0, bounded = 0;
 #pragma omp parallel for schedule(static) reduction(+ : parameters, effective, bounded)
-  for (long b = 0; b < B; ++b) {
+  for (long k = 0; k < B; ++k) {
+    const long b = by_address[k];
     BlockInfo& info = blocks[b];
     info.size = problem->ParameterBlockSize(info.user);
     info.tangent_size = problem->ParameterBlockTangentSize(info.user);
@@ -333,15 +346,18 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
       if (e_block_of[r] >= 0) two_e_blocks = std::min(two_e_blocks, r);
       e_block_of[r] = n;
     }
-    if (varies[r]) model_of[r] = cost_model_of(problem->GetCostFunctionForResidualBlock(ids[r]));
+    if (varies[r]) model_of[r] = cost_model_of(cost_of[r]);
   }
   if (two_e_blocks < R)
     return "a residual block depends on two eliminated (e-) blocks: group 0 of linear_solver_ordering is not an "
            "independent set";
   std::vector<int> family_of(R, -1);
+  std::vector<const ceres::LossFunction*> loss_of(R, nullptr);
   FamilyAssignment assignment;
-  for (long r = 0; r < R; ++r)
-    if (varies[r]) family_of[r] = assignment.family_of(model_of[r], problem->GetLossFunctionForResidualBlock(ids[r]));
+  for (long r = 0; r < R; ++r) {
+    loss_of[r] = problem->GetLossFunctionForResidualBlock(ids[r]);
+    if (varies[r]) family_of[r] = assignment.family_of(model_of[r], loss_of[r]);
+  }
   std::vector<int> rank;
   structure->families = assignment.ordered(&rank);
   const int F = static_cast<int>(structure->families.size());
@@ -351,9 +367,9 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
       [&](long r, long position) {
         SchurResidual& residual = placed[position];
         residual.id = ids[r];
-        residual.cost = problem->GetCostFunctionForResidualBlock(ids[r]);
-        residual.loss = problem->GetLossFunctionForResidualBlock(ids[r]);
-        residual.size = residual.cost->num_residuals();
+        residual.cost = cost_of[r];
+        residual.loss = loss_of[r];
+        residual.size = cost_of[r]->num_residuals();
         residual.first_param = residual_blocks.start[r];
         residual.num_params = static_cast<int>(residual_blocks.start[r + 1] - residual_blocks.start[r]);
         residual.e_block = e_block_of[r];

@@ -130,7 +130,7 @@ void random_case(std::mt19937& rng, int points, int cameras, int max_views, int 
   }
   const GroupedPointTiles t = make_grouped_point_tiles(point_start, slot_camera, cameras);
   expect_valid(point_start, slot_camera, t);
-  // The same tiles when the fill runs on all threads (the set-up does from 2^18 residuals on).
+  // The same tiles when the fill runs on all threads (the set-up does from 2^14 residuals on).
   const long saved = parallel_set_up_from();
   parallel_set_up_from() = 0;
   const GroupedPointTiles parallel = make_grouped_point_tiles(point_start, slot_camera, cameras);

@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "explicit_schur_kernels.cuh"
@@ -22,6 +23,18 @@ using linalg_cuda::detail::blocks_for;
 // columns; above it, by block rows (most of the dense products would be zeros).
 constexpr double kMaxSyrkFlops = 2e11;
 
+
+// CERES_CUDA_EXPLICIT_SCHUR=syrk|pairs|rows in the environment forces a method, to time each on a
+// problem (bench_ceres_general); anything else leaves the choice to the solver.
+ExplicitSchurMethod method_from_environment() {
+  const char* value = std::getenv("CERES_CUDA_EXPLICIT_SCHUR");
+  if (value == nullptr) return ExplicitSchurMethod::Auto;
+  const std::string v(value);
+  if (v == "syrk") return ExplicitSchurMethod::Syrk;
+  if (v == "pairs") return ExplicitSchurMethod::Pairs;
+  if (v == "rows") return ExplicitSchurMethod::Rows;
+  return ExplicitSchurMethod::Auto;
+}
 
 }  // namespace
 
@@ -50,7 +63,7 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
                             num_pair_chunks_, num_pairs_},
                            pair_storage_[2].as<int>(),
                            pair_storage_[3].as<int>()};
-  ftf_pair_chunk_kernel<<<blocks_for(num_pair_chunks_), kBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
+  ftf_pair_chunk_kernel<<<blocks_for(num_pair_chunks_, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
   LINALG_CUDA_CHECK_LAUNCH();
   pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(num_pairs_) * kWarpLanes), kBlockThreads, 0, stream_>>>(
       view, pairs.pairs, pair_partials_.data(), 1.0, dense_.data(), n);
@@ -96,6 +109,7 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
 ExplicitSchurMethod ExplicitSchurSolver::choose_method() {
   if (chosen_ != ExplicitSchurMethod::Auto) return chosen_;
   chosen_ = method_;
+  if (chosen_ == ExplicitSchurMethod::Auto) chosen_ = method_from_environment();
   if (chosen_ == ExplicitSchurMethod::Auto) {
     const double syrk_flops = static_cast<double>(n_) * n_ * kMaxEBlockTangentSize * s_.num_e_blocks;
     if (syrk_flops <= kMaxSyrkFlops) return chosen_ = ExplicitSchurMethod::Syrk;
@@ -119,10 +133,10 @@ void ExplicitSchurSolver::subtract_e_terms_by_pairs(const BlockSparseView& view,
     w_pair_partials_.resize(std::max<std::size_t>(1, chunks * t * t));
   }
   const WPairsView& pairs = w_pairs_->view();
-  w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view, slots_, s_.num_e_blocks,
+  w_slots_kernel<<<blocks_for(s_.num_e_blocks, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(view, slots_, s_.num_e_blocks,
                                                                              w_slots_.data());
   LINALG_CUDA_CHECK_LAUNCH();
-  w_pair_chunk_kernel<<<blocks_for(pairs.pairs.num_chunks), kBlockThreads, 0, stream_>>>(
+  w_pair_chunk_kernel<<<blocks_for(pairs.pairs.num_chunks, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(
       view, slots_, pairs, w_slots_.data(), v_inverse, w_pair_partials_.data());
   LINALG_CUDA_CHECK_LAUNCH();
   pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(pairs.pairs.num_pairs) * kWarpLanes), kBlockThreads, 0,
@@ -132,7 +146,7 @@ void ExplicitSchurSolver::subtract_e_terms_by_pairs(const BlockSparseView& view,
 
 void ExplicitSchurSolver::subtract_e_terms_by_rows(const BlockSparseView& view, const double* v_inverse) {
   make_slots();
-  w_slots_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view, slots_, s_.num_e_blocks,
+  w_slots_kernel<<<blocks_for(s_.num_e_blocks, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(view, slots_, s_.num_e_blocks,
                                                                              w_slots_.data());
   LINALG_CUDA_CHECK_LAUNCH();
   w_rows_kernel<<<blocks_for(static_cast<std::size_t>(s_.num_f_blocks) * kWarpLanes), kBlockThreads, 0, stream_>>>(
@@ -151,7 +165,7 @@ void ExplicitSchurSolver::subtract_e_terms_by_syrk(const BlockSparseView& view, 
     const int count = std::min(chunk, s_.num_e_blocks - first);
     const long columns = static_cast<long>(kMaxEBlockTangentSize) * count;
     LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * columns * sizeof(double), stream_));
-    explicit_g_kernel<<<blocks_for(count), kBlockThreads, 0, stream_>>>(view, first, count, v_inverse, g_.data(), n);
+    explicit_g_kernel<<<blocks_for(count, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(view, first, count, v_inverse, g_.data(), n);
     LINALG_CUDA_CHECK_LAUNCH();
     const double alpha = -1.0, beta = 1.0;
     LINALG_CUDA_CHECK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(n),

@@ -218,7 +218,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     int* singular = scalars_.as<int>();  // [0]: e-blocks, [1]: preconditioner blocks regularised
     LINALG_CUDA_CHECK(cudaMemsetAsync(singular, 0, 2 * sizeof(int), stream_));
     const int first_e = s_.first_e_block(), last_e = s_.num_variable_blocks();
-    e_inverse_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(view_, first_e, last_e, d2_.data(),
+    e_inverse_kernel<<<blocks_for(s_.num_e_blocks, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(view_, first_e, last_e, d2_.data(),
                                                                                  v_inverse_.data(), singular);
     LINALG_CUDA_CHECK_LAUNCH();
     // The reduced right-hand side F'(f - E V^-1 E'f).
@@ -338,7 +338,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
   // out (e-part) = V^-1 E' rows.
   void e_solve(const double* rows, double* out) const {
-    e_solve_kernel<<<blocks_for(s_.num_e_blocks), kBlockThreads, 0, stream_>>>(
+    e_solve_kernel<<<blocks_for(s_.num_e_blocks, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(
         view_, s_.first_e_block(), s_.num_variable_blocks(), v_inverse_.data(), rows, out);
     LINALG_CUDA_CHECK_LAUNCH();
   }

@@ -19,7 +19,7 @@ namespace ceres_cuda::detail {
 // its block of S: every pair in parallel, and one shared by every residual (two blocks shared by all
 // images) in parallel too, where a thread per block row of S waited on thousands of terms in turn.
 struct FtfPairs {
-  static constexpr int kChunk = 64;
+  static constexpr int kChunk = 16;
   std::vector<int> pair_j, pair_k;       // per pair: its row and column block
   std::vector<int> entry_j, entry_k;     // per entry: the two cells
   std::vector<int> chunk_pair;           // per chunk: its pair

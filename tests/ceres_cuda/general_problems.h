@@ -569,13 +569,15 @@ inline void expect_same_solve(const ceres::Solver::Summary& reference, const cer
   for (std::size_t k = 0; k < std::min(ours.iterations.size(), reference.iterations.size()); ++k) {
     const ceres::IterationSummary &r = reference.iterations[k], &o = ours.iterations[k];
     SCOPED_TRACE(testing::Message() << "LM iteration " << k);
-    EXPECT_EQ(o.step_is_successful, r.step_is_successful);
     if (static_cast<int>(k) <= m.strict_steps) {
+      EXPECT_EQ(o.step_is_successful, r.step_is_successful);
       EXPECT_NEAR(o.cost, r.cost, m.cost * r.cost);  // a step whose Plus failed costs DBL_MAX in both
       EXPECT_NEAR(o.linear_solver_iterations, r.linear_solver_iterations, m.pcg_slack);
     } else {
+      // Past the strict steps the drift may tip a step whose cost change lands near the acceptance
+      // threshold either way (two ceres::Solve runs did, at Huber Ladybug's ninth step on a 16-core host).
       all_strict = false;
-      if (r.step_is_successful) {
+      if (r.step_is_successful && o.step_is_successful) {
         EXPECT_NEAR(o.cost, r.cost, m.drift * r.cost);
       }
     }

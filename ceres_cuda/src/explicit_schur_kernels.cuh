@@ -12,35 +12,49 @@
 namespace ceres_cuda::detail {
 namespace {
 
-// Calls visit(c, t, product) for every f-cell c (t columns) of e-block p's residuals, in residual order,
-// with product = F_rc'E_r (t x e_p).
-template <class Visit>
-__device__ void for_each_f_cell_of_e_block(const BlockSparseView& v, int p, Visit&& visit) {
-  const int e = v.tangent_size[p];
-  double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
-  for (int q = v.column_start[p]; q < v.column_start[p + 1]; ++q) {
-    const int ec = v.column_cells[q];
-    const int r = v.cells[ec].residual;
-    for (int c = v.row_start[r]; c < v.row_start[r + 1]; ++c) {
-      if (c == ec) continue;
-      const int t = v.tangent_size[v.cells[c].block];
-      cells_transpose_times(v.cell(c), t, v.cell(ec), e, v.rows(r), product);
-      visit(c, t, product);
-    }
-  }
+// The e-block of the residual of the cell at position q of e_sorted_cells, or -1 (none).
+__device__ int e_block_at(const BlockSparseView& v, int q) {
+  const int ec = v.e_cell[v.cells[v.e_sorted_cells[q]].residual];
+  return ec < 0 ? -1 : v.cells[ec].block;
 }
 
-// W_pj = sum of F_rj'E_r over e-block p's residuals, for every slot of every e-block (a thread each).
-__global__ void w_slots_kernel(BlockSparseView v, SlotsView plan, int e_blocks, double* W) {
-  CERES_CUDA_FOR_EACH(i, 0, e_blocks) {
-    const int p = v.first_e_block + i, e = v.tangent_size[p];
-    const int first = plan.slot_start[i], last = plan.slot_start[i + 1];
-    for (int slot = first; slot < last; ++slot)
-      for (int k = 0; k < v.tangent_size[plan.slot_block[slot]] * e; ++k) W[plan.slot_values[slot] + k] = 0.0;
-    for_each_f_cell_of_e_block(v, p, [&](int c, int t, const double* product) {
-      int slot = first;
-      while (plan.slot_block[slot] != v.cells[c].block) ++slot;
-      for (int k = 0; k < t * e; ++k) W[plan.slot_values[slot] + k] += product[k];
+// The slot (p, b) of e-block p and f-block b: W_pb = sum of F_rb'E_r over p's residuals r on b, whose
+// cells are a run of f-block b's column in e_sorted_cells (sorted by e-block, in residual order within
+// one). For q the first position of a run: calls visit(product) with F_rb'E_r (t x e) for each of its
+// cells in order and returns p; for any other position (inside a run, or a residual without an
+// e-block), returns -1. A thread per position: a Ladybug-sized problem's 95 thousand f-cells keep the
+// GPU's loads in flight, where a thread per e-block walking all its cells left them waiting in turn.
+template <class Visit>
+__device__ int visit_slot_at(const BlockSparseView& v, int q, Visit&& visit) {
+  const int b = v.cells[v.e_sorted_cells[q]].block, p = e_block_at(v, q);
+  if (p < 0 || (q > v.column_start[b] && e_block_at(v, q - 1) == p)) return -1;
+  const int e = v.tangent_size[p], t = v.tangent_size[b];
+  double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
+  for (int k = q; k < v.column_start[b + 1]; ++k) {
+    const int d = v.e_sorted_cells[k], r = v.cells[d].residual, ec = v.e_cell[r];
+    if (ec < 0 || v.cells[ec].block != p) break;
+    cells_transpose_times(v.cell(d), t, v.cell(ec), e, v.rows(r), product);
+    visit(product);
+  }
+  return p;
+}
+
+// W_pj = sum of F_rj'E_r over e-block p's residuals, for every slot of every e-block: a thread per
+// position of the f-blocks' e-sorted columns, each slot's first position writing it.
+__global__ void w_slots_kernel(BlockSparseView v, SlotsView plan, int positions, double* W) {
+  CERES_CUDA_FOR_EACH(q, 0, positions) {
+    double* w = nullptr;
+    int values = 0;
+    visit_slot_at(v, q, [&](const double* product) {
+      if (w == nullptr) {
+        const int p = e_block_at(v, q), b = v.cells[v.e_sorted_cells[q]].block;
+        int slot = plan.slot_start[p - v.first_e_block];
+        while (plan.slot_block[slot] != b) ++slot;
+        w = W + plan.slot_values[slot];
+        values = v.tangent_size[b] * v.tangent_size[p];
+        for (int k = 0; k < values; ++k) w[k] = 0.0;
+      }
+      for (int k = 0; k < values; ++k) w[k] += product[k];
     });
   }
 }
@@ -160,12 +174,17 @@ __global__ void w_rows_kernel(BlockSparseView v, SlotsView plan, RowsView rows, 
   }
 }
 
-// G's columns for e-blocks [first, first + count): for e-block p, e_p columns holding F_rb'E_r M_p at
-// the rows of every f-block b its residuals touch (M_p M_p' = V_p^-1), so that S -= G G' subtracts
-// every W V^-1 W'. G is n x (kMaxEBlockTangentSize * count), column-major, zero on entry.
-__global__ void explicit_g_kernel(BlockSparseView v, int first, int count, const double* v_inverse, double* G, long n) {
-  CERES_CUDA_FOR_EACH(i, 0, count) {
-    const int p = v.first_e_block + first + i;
+// G's columns for e-blocks [first, first + count): for e-block p, e_p columns holding W_pb M_p at the
+// rows of every f-block b its residuals touch (M_p M_p' = V_p^-1), so that S -= G G' subtracts every
+// W V^-1 W'. G is n x (width * count), column-major, zero on entry (width: the largest e_p). A thread
+// per position of the f-blocks' e-sorted columns, each slot's first position writing its rows.
+__global__ void explicit_g_kernel(BlockSparseView v, int first, int count, int width, int positions,
+                                  const double* v_inverse, double* G, long n) {
+  CERES_CUDA_FOR_EACH(q, 0, positions) {
+    const int p = e_block_at(v, q), i = p - v.first_e_block - first;
+    if (p < 0 || i < 0 || i >= count) continue;
+    const int b = v.cells[v.e_sorted_cells[q]].block, t = v.tangent_size[b];
+    if (q > v.column_start[b] && e_block_at(v, q - 1) == p) continue;  // inside its slot's run
     const int e = v.tangent_size[p];
     double M[kEBlockValues];  // the Cholesky factor of V_p^-1 (lower), from its inverse's inverse
     const double* Vi = v_inverse + static_cast<long>(first + i) * kEBlockValues;
@@ -184,16 +203,21 @@ __global__ void explicit_g_kernel(BlockSparseView v, int first, int count, const
       }
     }
     if (!ok) continue;  // V_p^-1 zeroed (a non-finite block): no Schur term, as in the implicit product
-    double* columns = G + static_cast<long>(i) * kMaxEBlockTangentSize * n;
-    for_each_f_cell_of_e_block(v, p, [&](int c, int t, const double* product) {  // F_rb'E_r, t x e
-      const long row = v.tangent_offset[v.cells[c].block];
+    double rows[kMaxFBlockTangentSize * kMaxEBlockTangentSize];  // W_pb M_p, summed cell by cell
+    for (int k = 0; k < t * e; ++k) rows[k] = 0.0;
+    const bool owner = visit_slot_at(v, q, [&](const double* product) {  // F_rb'E_r, t x e
       for (int j = 0; j < t; ++j)
         for (int k = 0; k < e; ++k) {
           double sum = 0.0;
           for (int u = k; u < e; ++u) sum += product[j * e + u] * M[u * e + k];
-          columns[k * n + row + j] += sum;
+          rows[j * e + k] += sum;
         }
-    });
+    }) >= 0;
+    if (!owner) continue;
+    double* columns = G + static_cast<long>(i) * width * n;
+    const long row = v.tangent_offset[b];
+    for (int j = 0; j < t; ++j)
+      for (int k = 0; k < e; ++k) columns[k * n + row + j] = rows[j * e + k];
   }
 }
 

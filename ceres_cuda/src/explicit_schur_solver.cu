@@ -11,6 +11,7 @@
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
+#include "phase_log.h"
 #include "reduced_matrix_plan.h"
 
 namespace ceres_cuda::detail {
@@ -187,7 +188,9 @@ void ExplicitSchurSolver::subtract_e_terms_by_syrk(const BlockSparseView& view, 
 }
 
 void ExplicitSchurSolver::make_pairs() {
+  PhaseLog phase("explicit Schur solver");
   const FtfPairs pairs(s_, cells_);
+  phase("F'F's pairs");
   for (std::size_t i = 0; i < pairs.pair_j.size(); ++i)
     pair_stride_ = std::max(pair_stride_, s_.blocks[pairs.pair_j[i]].tangent_size * s_.blocks[pairs.pair_k[i]].tangent_size);
   for (const std::vector<int>* v : {&pairs.pair_j, &pairs.pair_k, &pairs.entry_j, &pairs.entry_k, &pairs.chunk_pair,
@@ -198,6 +201,7 @@ void ExplicitSchurSolver::make_pairs() {
   pair_partials_.resize(std::max<std::size_t>(1, pairs.chunk_pair.size() * static_cast<std::size_t>(pair_stride_)));
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the plan's host arrays go out of scope
   pairs_made_ = true;
+  phase("their upload");
 }
 
 void ExplicitSchurSolver::make_slots() {

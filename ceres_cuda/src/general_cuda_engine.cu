@@ -101,6 +101,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
       block_offsets[b + 1] = block_offsets[b] + t * t;
     }
     d_block_offsets_ = upload_array(block_offsets, stream_);
+    phase("the cells' arrays uploaded");
     const ColumnChunks product_chunks(cells_, 0, structure.num_variable_blocks(), kProductChunkCells, false);
     const ColumnChunks diagonal_chunks(cells_, 0, structure.num_f_blocks, kDiagonalChunkCells, true);
     product_chunks_ = upload_chunks(product_chunks, product_stride(product_chunks), &d_product_chunks_);
@@ -112,6 +113,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
                                              static_cast<std::size_t>(product_chunks_.stride));
     diagonal_partials_ = DeviceVector<double>(std::max(1, diagonal_chunks.size()) *
                                               static_cast<std::size_t>(diagonal_chunks_.stride));
+    phase("column chunks");
     view_ = BlockSparseView{d_cells_.as<JacobianCell>(),  d_row_start_.as<int>(),      d_e_cell_.as<int>(),
                             d_row_offset_.as<long>(),      d_column_start_.as<int>(),   d_column_cells_.as<int>(),
                             d_e_sorted_cells_.as<int>(),   d_tangent_size_.as<int>(),   d_tangent_offset_.as<long>(),
@@ -121,12 +123,14 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     families_ = std::make_unique<DeviceFamilies>(structure, evaluator_.plus_jacobian_offsets(),
                                                  d_cells_.as<JacobianCell>(), d_row_start_.as<int>(),
                                                  d_row_offset_.as<long>(), d_tangent_size_.as<int>(), stream_);
+    phase("device families");
     if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
     view_.jacobian = jacobian_.data();
     // Only the PCG takes Schur products: the exact solvers form S instead.
     if (options.interleaved_schur_product && options.linear_solver == ceres::ITERATIVE_SCHUR)
       interleaved_ = InterleavedSchurProduct::make(structure, cells_, product_chunks, stream_);
+    phase("Jacobian and the Schur product's copies");
     f_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     rows_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     gradient_ = DeviceVector<double>(std::max<long>(1, n_), 0.0);
@@ -149,7 +153,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     host_gradient_.resize(n_);
     host_delta_.resize(n_);
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    phase("chunks, device memory and uploads");
+    phase("work vectors");
   }
 
   bool evaluate_at_x(double* cost) override {

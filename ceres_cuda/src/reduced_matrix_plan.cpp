@@ -10,7 +10,10 @@
 namespace ceres_cuda::detail {
 
 // On all threads, a row block j at a time (each writes only its own pairs' entries): the other
-// f-blocks of j's residuals, counted per distinct block, then the entries placed.
+// f-blocks of j's residuals, counted per distinct block in a table of all f-blocks (a column of a block
+// shared by every image holds a cell per observation: counting is linear where sorting its partners
+// took milliseconds), then the entries placed. A thread takes one j at a time: a problem of a few
+// images has a few dozen f-blocks, and chunks of them left threads idle.
 FtfPairs::FtfPairs(const SchurStructure& s, const JacobianCells& cells) {
   const int F = s.num_f_blocks;
   // The other f-cells d (block k < j) of the residual of j's cell c.
@@ -23,17 +26,22 @@ FtfPairs::FtfPairs(const SchurStructure& s, const JacobianCells& cells) {
   };
   std::vector<std::vector<int>> partners(F);  // per j: its distinct k, ascending
   std::vector<std::vector<int>> counts(F);
-#pragma omp parallel for schedule(dynamic, 16)
-  for (int j = 0; j < F; ++j) {
-    std::vector<int> ks;
-    for_each_partner(j, [&](int, int d) { ks.push_back(cells.cells[d].block); });
-    std::sort(ks.begin(), ks.end());
-    for (std::size_t a = 0; a < ks.size();) {
-      std::size_t b = a;
-      while (b < ks.size() && ks[b] == ks[a]) ++b;
-      partners[j].push_back(ks[a]);
-      counts[j].push_back(static_cast<int>(b - a));
-      a = b;
+#pragma omp parallel
+  {
+    std::vector<int> count(F, 0);  // per k, for the j at hand; zero again after each j
+#pragma omp for schedule(dynamic, 1)
+    for (int j = 0; j < F; ++j) {
+      std::vector<int>& ks = partners[j];
+      for_each_partner(j, [&](int, int d) {
+        const int k = cells.cells[d].block;
+        if (count[k]++ == 0) ks.push_back(k);
+      });
+      std::sort(ks.begin(), ks.end());
+      counts[j].reserve(ks.size());
+      for (const int k : ks) {
+        counts[j].push_back(count[k]);
+        count[k] = 0;
+      }
     }
   }
   std::vector<int> pair_start(F + 1, 0);
@@ -55,15 +63,18 @@ FtfPairs::FtfPairs(const SchurStructure& s, const JacobianCells& cells) {
     }
   entry_j.resize(entry_start[P]);
   entry_k.resize(entry_start[P]);
-#pragma omp parallel for schedule(dynamic, 16)
-  for (int j = 0; j < F; ++j) {
-    std::vector<int> next(entry_start.begin() + pair_start[j], entry_start.begin() + pair_start[j + 1]);
-    for_each_partner(j, [&](int c, int d) {
-      const auto at = std::lower_bound(partners[j].begin(), partners[j].end(), cells.cells[d].block);
-      const int e = next[at - partners[j].begin()]++;
-      entry_j[e] = c;
-      entry_k[e] = d;
-    });
+#pragma omp parallel
+  {
+    std::vector<int> next(F, 0);  // per k, for the j at hand: the next entry of pair (j, k)
+#pragma omp for schedule(dynamic, 1)
+    for (int j = 0; j < F; ++j) {
+      for (std::size_t a = 0; a < partners[j].size(); ++a) next[partners[j][a]] = entry_start[pair_start[j] + a];
+      for_each_partner(j, [&](int c, int d) {
+        const int e = next[cells.cells[d].block]++;
+        entry_j[e] = c;
+        entry_k[e] = d;
+      });
+    }
   }
   pair_chunk_start.push_back(0);
   for (int i = 0; i < P; ++i) {

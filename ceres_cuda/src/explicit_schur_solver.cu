@@ -49,6 +49,8 @@ ExplicitSchurSolver::ExplicitSchurSolver(const SchurStructure& structure, const 
       stream_(linalg_cuda::thread_context().stream()),
       n_(structure.f_tangent_size) {
   info_.reserve(sizeof(int));
+  for (int p = s_.first_e_block(); p < s_.num_variable_blocks(); ++p)
+    g_width_ = std::max(g_width_, s_.blocks[p].tangent_size);
 }
 
 StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkView& diagonal_chunks,
@@ -160,8 +162,7 @@ void ExplicitSchurSolver::subtract_e_terms_by_rows(const BlockSparseView& view, 
 void ExplicitSchurSolver::subtract_e_terms_by_syrk(const BlockSparseView& view, const double* v_inverse) {
   const long n = n_;
   const int positions = cells_.column_start[s_.num_f_blocks];
-  int width = 1;  // G's columns per e-block: the largest e-block's tangent size
-  for (int p = s_.first_e_block(); p < s_.num_variable_blocks(); ++p) width = std::max(width, s_.blocks[p].tangent_size);
+  const int width = g_width_;
   const long max_columns = std::max<long>(width, (256l << 20) / sizeof(double) / std::max<long>(1, n));
   const int chunk = static_cast<int>(std::min<long>(max_columns / width, std::max(1, s_.num_e_blocks)));
   g_.resize(static_cast<std::size_t>(n) * width * chunk);

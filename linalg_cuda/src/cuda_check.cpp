@@ -33,18 +33,6 @@ const char* cusolver_status_name(cusolverStatus_t status) {
 
 }  // namespace
 
-void* device_malloc(std::size_t bytes, const char* what) {
-  if (bytes == 0) return nullptr;
-  void* p = nullptr;
-  const cudaError_t status = cudaMalloc(&p, bytes);
-  if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();  // not a sticky error: cleared, the device goes on
-    throw_device_memory_error(what, bytes);
-  }
-  check(status, "cudaMalloc", __FILE__, __LINE__);
-  return p;
-}
-
 void throw_device_memory_error(const std::string& what, std::size_t needed) {
   std::size_t free_bytes = 0, total_bytes = 0;
   if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) cudaGetLastError();

@@ -46,7 +46,7 @@ cublasHandle_t CudaContext::cublas() const {
     const RelaxedCaptureMode relaxed;
     const std::size_t workspace_bytes = cublas_workspace_bytes(properties_);
     if (!cublas_workspace_) {
-      cublas_workspace_ = detail::device_malloc(workspace_bytes, "the cuBLAS workspace");
+      cublas_workspace_ = detail::device_malloc_uncached(workspace_bytes, "the cuBLAS workspace");
       LINALG_CUDA_CHECK(cudaMemset(cublas_workspace_, 0, workspace_bytes));
     }
     cublasHandle_t handle = nullptr;

@@ -7,7 +7,7 @@
 namespace linalg_cuda {
 
 DeviceBuffer::~DeviceBuffer() {
-  if (data_) cudaFree(data_);
+  detail::device_free(data_);
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
@@ -15,7 +15,7 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
-    if (data_) cudaFree(data_);
+    detail::device_free(data_);
     data_ = std::exchange(other.data_, nullptr);
     capacity_ = std::exchange(other.capacity_, 0);
   }
@@ -24,7 +24,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 
 void DeviceBuffer::reserve(std::size_t bytes) {
   if (bytes <= capacity_) return;
-  if (data_) cudaFree(data_);
+  detail::device_free(data_);
   data_ = nullptr;
   capacity_ = 0;
   data_ = detail::device_malloc(bytes, "DeviceBuffer");
@@ -32,7 +32,7 @@ void DeviceBuffer::reserve(std::size_t bytes) {
 }
 
 PinnedBuffer::~PinnedBuffer() {
-  if (data_) cudaFreeHost(data_);
+  detail::pinned_free(data_);
 }
 
 PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
@@ -40,7 +40,7 @@ PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
 
 PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
   if (this != &other) {
-    if (data_) cudaFreeHost(data_);
+    detail::pinned_free(data_);
     data_ = std::exchange(other.data_, nullptr);
     capacity_ = std::exchange(other.capacity_, 0);
   }
@@ -49,10 +49,10 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
 
 void PinnedBuffer::reserve(std::size_t bytes) {
   if (bytes <= capacity_) return;
-  if (data_) cudaFreeHost(data_);
+  detail::pinned_free(data_);
   data_ = nullptr;
   capacity_ = 0;
-  LINALG_CUDA_CHECK(cudaMallocHost(&data_, bytes));
+  data_ = detail::pinned_malloc(bytes);
   capacity_ = bytes;
 }
 

@@ -18,7 +18,7 @@ struct DeviceCsrMatrix::CusparseState {
   void* buffer = nullptr;
 
   ~CusparseState() {
-    if (buffer) cudaFree(buffer);
+    detail::device_free(buffer);
     if (y) cusparseDestroyDnVec(y);
     if (x) cusparseDestroyDnVec(x);
     if (matrix) cusparseDestroySpMat(matrix);

@@ -50,7 +50,7 @@ DeviceVector<T>::~DeviceVector() {
 
 template <typename T>
 void DeviceVector<T>::release() noexcept {
-  if (data_) cudaFree(data_);
+  detail::device_free(data_);
   data_ = nullptr;
   size_ = 0;
 }

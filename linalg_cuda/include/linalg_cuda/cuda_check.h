@@ -17,9 +17,17 @@ namespace linalg_cuda::detail {
 [[noreturn]] void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cusolver_error(cusolverStatus_t status, const char* call, const char* file, int line);
 
-// cudaMalloc that throws DeviceMemoryError (what: the caller's description, e.g. "DeviceVector of 1e9
-// doubles") when the device has not the memory, CudaError on any other failure; null for 0 bytes.
+// Device memory through the library's cache (memory_cache.h), freed with device_free: throws
+// DeviceMemoryError (what: the caller's description, e.g. "DeviceVector of 1e9 doubles") when the
+// device has not the memory, CudaError on any other failure; null for 0 bytes.
 void* device_malloc(std::size_t bytes, const char* what);
+void device_free(void* p) noexcept;
+// cudaMalloc itself, freed with cudaFree, for memory that lives as long as a thread (the cuBLAS
+// workspace), which a stream capture may ask for: the cache could wait for the device there.
+void* device_malloc_uncached(std::size_t bytes, const char* what);
+// Page-locked host memory through the cache, freed with pinned_free; CudaError when there is none.
+void* pinned_malloc(std::size_t bytes);
+void pinned_free(void* p) noexcept;
 // Throws DeviceMemoryError for `needed` bytes with the device's free and total memory now.
 [[noreturn]] void throw_device_memory_error(const std::string& what, std::size_t needed);
 

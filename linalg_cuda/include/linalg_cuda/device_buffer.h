@@ -1,8 +1,9 @@
 #pragma once
 // Untyped RAII memory for the modules' own structures (structs of arrays, scan tables, staging):
-// DeviceBuffer in GPU memory (cudaMalloc), PinnedBuffer in page-locked host memory (cudaMallocHost,
-// for fast asynchronous transfers). Move-only. reserve() grows and never shrinks, so a buffer reused
-// across calls allocates only when a call needs more than any before it.
+// DeviceBuffer in GPU memory, PinnedBuffer in page-locked host memory (for fast asynchronous
+// transfers), both through the library's memory cache (memory_cache.h). Move-only. reserve() grows
+// and never shrinks, so a buffer reused across calls allocates only when a call needs more than any
+// before it.
 #include <cstddef>
 
 namespace linalg_cuda {
@@ -47,6 +48,8 @@ class PinnedBuffer {
   void* data() { return data_; }
   template <typename T>
   T* as() { return static_cast<T*>(data_); }
+  template <typename T>
+  const T* as() const { return static_cast<const T*>(data_); }
 
  private:
   void* data_ = nullptr;

@@ -13,6 +13,7 @@
 #include "linalg_cuda/fused_cg_operator.h"
 #include "linalg_cuda/linear_operator.h"
 #include "linalg_cuda/matrix_market.h"
+#include "linalg_cuda/memory_cache.h"
 #include "linalg_cuda/poisson.h"
 #include "linalg_cuda/preconditioner.h"
 #include "linalg_cuda/solve.h"

@@ -59,9 +59,9 @@ double BlockState::step_norm() const {
   return norm;
 }
 
-bool BlockState::projected_gradient_norms(const std::vector<double>& gradient, double* norm, double* max_norm) const {
-  minus_gradient_.resize(gradient.size());
-  for (std::size_t k = 0; k < gradient.size(); ++k) minus_gradient_[k] = -gradient[k];
+bool BlockState::projected_gradient_norms(const double* gradient, double* norm, double* max_norm) const {
+  minus_gradient_.resize(s_.tangent_size());
+  for (std::size_t k = 0; k < minus_gradient_.size(); ++k) minus_gradient_[k] = -gradient[k];
   moved_ = x_;  // the constant blocks' values too, which Plus leaves alone
   if (!plus(x_.data(), minus_gradient_.data(), moved_.data())) return false;
   difference_norms(x_, moved_, norm, max_norm);

@@ -21,9 +21,9 @@ class BlockState {
   // |x| over the variable blocks, and |x - candidate| (Ceres' step_norm).
   double x_norm() const;
   double step_norm() const;
-  // Norm and max norm of x - Plus(x, -g) for the gradient g (Ceres' projected gradient); false when
-  // Plus fails.
-  bool projected_gradient_norms(const std::vector<double>& gradient, double* norm, double* max_norm) const;
+  // Norm and max norm of x - Plus(x, -g) for the gradient g (tangent_size() values; Ceres' projected
+  // gradient); false when Plus fails.
+  bool projected_gradient_norms(const double* gradient, double* norm, double* max_norm) const;
   // Copies x into the user's blocks.
   void write_to_user() const;
 

@@ -50,6 +50,7 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
   block_offset_ = upload_array(block_offset, stream);
   plus_offset_ = upload_array(plus_jacobian_offset, stream);
   state_ = linalg_cuda::DeviceVector<double>(std::max<long>(1, structure.state_size));
+  host_state_.reserve(std::max<long>(1, structure.state_size) * sizeof(double));
   cost_ = linalg_cuda::DeviceVector<double>(residuals_);
   partials_ = linalg_cuda::DeviceVector<double>(kMaxReduceBlocks);
   scalars_.reserve(4 * sizeof(double));  // the failure flag, the sum's ticket and result
@@ -60,8 +61,10 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
 void DeviceFamilies::launch(const double* state, const std::vector<double>* plus_jacobians, double* f,
                             double* jacobian) {
   if (empty()) return;
-  LINALG_CUDA_CHECK(
-      cudaMemcpyAsync(state_.data(), state, s_.state_size * sizeof(double), cudaMemcpyHostToDevice, stream_));
+  // The previous upload from host_state_ has run: finish() synchronised the stream after it.
+  std::memcpy(host_state_.data(), state, s_.state_size * sizeof(double));
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(state_.data(), host_state_.data(), s_.state_size * sizeof(double),
+                                    cudaMemcpyHostToDevice, stream_));
   if (plus_jacobians != nullptr && !plus_jacobians->empty()) {
     if (plus_jacobians_.size() < plus_jacobians->size())
       plus_jacobians_ = linalg_cuda::DeviceVector<double>(plus_jacobians->size());

@@ -53,6 +53,8 @@ class DeviceFamilies {
   const int* tangent_size_;
   linalg_cuda::DeviceBuffer block_offset_, plus_offset_, scalars_;
   linalg_cuda::DeviceVector<double> state_, plus_jacobians_, cost_, partials_;
+  // The state's copy in page-locked memory: its upload then waits for nothing queued before it.
+  linalg_cuda::PinnedBuffer host_state_;
 };
 
 }  // namespace ceres_cuda::detail

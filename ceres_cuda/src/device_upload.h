@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "linalg_cuda/cuda_check.h"
@@ -12,10 +13,23 @@
 
 namespace ceres_cuda::detail {
 
+// Arrays up to this size go through page-locked memory from the library's cache: a copy from pageable
+// memory first waits for everything queued on the stream, and the driver stages it in pieces. Larger
+// arrays (millions of residuals) are copied from where they are rather than copied twice.
+constexpr std::size_t kStagedUploadBytes = std::size_t(8) << 20;
+
 template <typename T>
 linalg_cuda::DeviceBuffer upload_array(const T* host, std::size_t n, cudaStream_t stream) {
   linalg_cuda::DeviceBuffer buffer(std::max<std::size_t>(1, n) * sizeof(T));
-  if (n > 0) LINALG_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+  const std::size_t bytes = n * sizeof(T);
+  if (bytes > kStagedUploadBytes) {
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), host, bytes, cudaMemcpyHostToDevice, stream));
+  } else if (bytes > 0) {
+    // Freed at once: the cache hands the block out again only after the device has run this copy.
+    linalg_cuda::PinnedBuffer staging(bytes);
+    std::memcpy(staging.data(), host, bytes);
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), staging.data(), bytes, cudaMemcpyHostToDevice, stream));
+  }
   return buffer;
 }
 

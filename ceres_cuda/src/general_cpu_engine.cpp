@@ -43,7 +43,7 @@ class GeneralCpuEngine final : public HostEvaluatedEngine, public EngineInspecti
   }
 
   bool gradient_norms(double* norm, double* max_norm) override {
-    return state_.projected_gradient_norms(gradient_, norm, max_norm);
+    return state_.projected_gradient_norms(gradient_.data(), norm, max_norm);
   }
 
   void compute_jacobi_scaling() override {

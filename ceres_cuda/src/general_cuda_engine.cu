@@ -150,8 +150,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     partials_ = DeviceVector<double>(kMaxReduceBlocks, 0.0);
     scalars_.reserve(4 * sizeof(double));
     LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 4 * sizeof(double), stream_));
-    host_gradient_.resize(n_);
-    host_delta_.resize(n_);
+    host_gradient_.reserve(std::max<long>(1, n_) * sizeof(double));
+    host_delta_.reserve(std::max<long>(1, n_) * sizeof(double));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
     phase("work vectors");
   }
@@ -175,7 +175,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     if (interleaved_) interleaved_->jacobian_changed();
     if (ok) {  // the gradient J'f comes back for its projected norms
       column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
-      copy_to_host(host_gradient_.data(), gradient_.data(), n_);
+      copy_to_host(host_gradient_.as<double>(), gradient_.data(), n_);
     }
     counters_.jacobian_seconds += seconds_since(start);
     ++counters_.jacobian_evaluations;
@@ -192,7 +192,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
   bool gradient_norms(double* norm, double* max_norm) override {
-    return state_.projected_gradient_norms(host_gradient_, norm, max_norm);
+    return state_.projected_gradient_norms(host_gradient_.as<double>(), norm, max_norm);
   }
 
   void compute_jacobi_scaling() override {
@@ -262,9 +262,10 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
                                                                        per_residual_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     result.model_cost_change = device_sum(per_residual_.data(), R_);
-    copy_to_host(host_delta_.data(), delta_.data(), n_);
+    double* delta = host_delta_.as<double>();
+    copy_to_host(delta, delta_.data(), n_);
     result.finite = std::isfinite(result.model_cost_change);
-    for (const double v : host_delta_) result.finite = result.finite && std::isfinite(v);
+    for (long i = 0; i < n_; ++i) result.finite = result.finite && std::isfinite(delta[i]);
     counters_.linear_seconds += seconds_since(start);
     return result;
   }
@@ -277,7 +278,10 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     return dy.to_std();
   }
   std::vector<double> preconditioner_blocks() override { return blocks_.to_std(); }
-  std::vector<double> delta() override { return host_delta_; }
+  std::vector<double> delta() override {
+    const double* delta = host_delta_.as<double>();
+    return std::vector<double>(delta, delta + n_);
+  }
   std::string description() const override {
     const long device = families_->num_residuals(), all = static_cast<long>(s_.residuals.size());
     return std::string("cuda (general structure: ") + std::to_string(device) + " of " + std::to_string(all) +
@@ -403,7 +407,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     counters_.linear_iterations += result->linear_iterations;
   }
 
-  const double* step() const override { return host_delta_.data(); }
+  const double* step() const override { return host_delta_.as<double>(); }
 
   cudaStream_t stream_;
   long n_ = 0, nf_ = 0;
@@ -421,7 +425,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the CPU threads' rows, uploaded from pinned memory
   std::unique_ptr<DeviceFamilies> families_;
   DeviceVector<double> candidate_f_device_;  // the device families' residuals at the candidate
-  std::vector<double> host_gradient_, host_delta_;
+  // J'f for its projected norms, and the step for Plus: downloaded each LM step into page-locked memory.
+  linalg_cuda::PinnedBuffer host_gradient_, host_delta_;
   DeviceVector<double> jacobian_, f_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_, v_inverse_, blocks_,
       rhs_, y_, y_e_, per_residual_, partials_;
   mutable DeviceVector<double> rows_, e_values_, product_partials_;  // the Schur product's scratch

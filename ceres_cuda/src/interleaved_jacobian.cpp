@@ -18,7 +18,7 @@ long row_values(const JacobianCells& cells, int r) {
 }
 
 // Built on all threads but for the tiles' cut, a pass over the e-blocks' sizes: millions of slots,
-// each a few scattered reads of JacobianCells (a small problem's on one: SetUpThreads).
+// each a few scattered reads of JacobianCells (a small problem's on few: SetUpThreads).
 RowTiles::RowTiles(const SchurStructure& s, const JacobianCells& cells) {
   PhaseLog phase("Schur product's row tiles");
   const int R = static_cast<int>(cells.row_start.size()) - 1;

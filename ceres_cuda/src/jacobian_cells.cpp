@@ -5,6 +5,7 @@
 
 #include "counting_sort.h"
 #include "phase_log.h"
+#include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -17,11 +18,12 @@ void accumulate_counts(std::vector<T>* v) {
 
 }  // namespace
 
-// Built on all threads (tens of millions of cells at real sizes): counts per residual, their prefix
+// Built on the set-up's threads (tens of millions of cells at real sizes): counts per residual, their prefix
 // sums, the cells filled residual by residual, then the columns by stable counting sorts.
 JacobianCells::JacobianCells(const SchurStructure& s) {
   PhaseLog phase("cell layout");
   const int R = static_cast<int>(s.residuals.size()), B = s.num_variable_blocks();
+  const SetUpThreads threads(R);
   row_start.assign(R + 1, 0);
   row_offset.assign(R + 1, 0);
   e_cell.assign(R, -1);
@@ -119,6 +121,7 @@ JacobianCells::JacobianCells(const SchurStructure& s) {
 // In this file rather than the header: the GPU engine's translation unit is compiled without OpenMP.
 ColumnChunks::ColumnChunks(const JacobianCells& cells, int first_block, int last_block, int size, bool whole_e_groups)
     : first(first_block) {
+  const SetUpThreads threads(static_cast<long>(cells.row_start.size()) - 1);
   auto e_block_at = [&](int q) {
     const int r = cells.cells[cells.e_sorted_cells[q]].residual;
     return cells.e_cell[r] < 0 ? -1 : cells.cells[cells.e_cell[r]].block;

@@ -6,6 +6,7 @@
 
 #include "counting_sort.h"
 #include "linalg_cuda/errors.h"
+#include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 
@@ -16,6 +17,7 @@ namespace ceres_cuda::detail {
 // images has a few dozen f-blocks, and chunks of them left threads idle.
 FtfPairs::FtfPairs(const SchurStructure& s, const JacobianCells& cells) {
   const int F = s.num_f_blocks;
+  const SetUpThreads threads(static_cast<long>(s.residuals.size()));
   // The other f-cells d (block k < j) of the residual of j's cell c.
   auto for_each_partner = [&](int j, auto&& visit) {
     for (int q = cells.column_start[j]; q < cells.column_start[j + 1]; ++q) {
@@ -89,6 +91,7 @@ FtfPairs::FtfPairs(const SchurStructure& s, const JacobianCells& cells) {
 
 ReducedMatrixPlan::ReducedMatrixPlan(const SchurStructure& s, const JacobianCells& cells) {
   const int E = s.num_e_blocks, first = s.first_e_block();
+  const SetUpThreads threads(static_cast<long>(s.residuals.size()));
   // Calls visit(j) for each distinct f-block of e-block p's residuals, in first-use order.
   auto for_each_slot = [&](int p, std::vector<int>* local, auto&& visit) {
     local->clear();

@@ -5,6 +5,7 @@
 #include "ceres_cuda/quaternion_snavely_reprojection_error.h"
 #include "ceres_cuda/snavely_reprojection_error.h"
 #include "schur_structure.h"
+#include "set_up_threads.h"
 
 namespace ceres_cuda::detail {
 namespace {
@@ -47,6 +48,7 @@ void pack_family(const SchurStructure& structure, const ResidualFamily& family, 
   const int per = sizes_of(family.model).blocks, values = sizes_of(family.model).observation;
   blocks->resize(static_cast<std::size_t>(count) * per);
   observations->resize(static_cast<std::size_t>(count) * values);
+  const SetUpThreads threads(count);
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < count; ++i) {
     const SchurResidual& residual = structure.residuals[family.first + i];

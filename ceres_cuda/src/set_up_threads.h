@@ -1,32 +1,39 @@
 #pragma once
-// How many OpenMP threads the set-up (the problem analysis and the index) runs on: all of them from
-// 2^14 residual blocks, one below, where each parallel region would have little work. On the
-// 16-core H200 machine, the general engine's set-up of Dubrovnik-16 (84 thousand residual blocks)
-// takes 0.054 s on all threads against 0.078 s on one, Ladybug's (32 thousand) 0.028 s against
-// 0.038 s. The results do not depend on the number of threads.
+// How many OpenMP threads the set-up (the problem analysis, the cells, the index, the exact solvers'
+// plans) runs on: one per set_up_blocks_per_thread() residual blocks, at most all of them, so that a
+// parallel region over a small problem does not spend more on waking threads than on its work. On
+// the 16-core H200 machine Ladybug's set-up (32 thousand residual blocks) is fastest on all 16
+// threads, and slower the fewer it gets. The results do not depend on the number of threads.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ceres_cuda::detail {
 
-// Residual blocks from which the set-up runs on all threads: 2^14, or CERES_CUDA_PARALLEL_SET_UP_FROM
-// from the environment (to time the set-up both ways on a machine; a test sets 0 to run its small
-// problems on all threads too).
-inline long& parallel_set_up_from() {
-  static long from = [] {
-    const char* value = std::getenv("CERES_CUDA_PARALLEL_SET_UP_FROM");
-    return value != nullptr ? std::strtol(value, nullptr, 10) : 1L << 14;
+// Residual blocks per set-up thread: 2048, or CERES_CUDA_SET_UP_BLOCKS_PER_THREAD from the
+// environment (to time the set-up on a machine); 0 runs every set-up on all threads (the tests do,
+// to check their small problems that way too).
+inline long& set_up_blocks_per_thread() {
+  static long per_thread = [] {
+    const char* value = std::getenv("CERES_CUDA_SET_UP_BLOCKS_PER_THREAD");
+    return value != nullptr ? std::max(0L, std::strtol(value, nullptr, 10)) : 2048L;
   }();
-  return from;
+  return per_thread;
 }
 
-// For the lifetime of the object, this thread's parallel regions take one thread when the set-up is
-// over fewer than parallel_set_up_from() residual blocks (and the usual number otherwise).
+// The threads for a set-up over `residual_blocks`.
+inline int set_up_threads_for(long residual_blocks) {
+  const long all = omp_get_max_threads(), per_thread = set_up_blocks_per_thread();
+  if (per_thread == 0) return static_cast<int>(all);
+  return static_cast<int>(std::clamp(residual_blocks / per_thread, 1L, all));
+}
+
+// For the lifetime of the object, this thread's parallel regions take set_up_threads_for(residual_blocks).
 class SetUpThreads {
  public:
   explicit SetUpThreads(long residual_blocks) : saved_(omp_get_max_threads()) {
-    if (residual_blocks < parallel_set_up_from()) omp_set_num_threads(1);
+    omp_set_num_threads(set_up_threads_for(residual_blocks));
   }
   ~SetUpThreads() { omp_set_num_threads(saved_); }
   SetUpThreads(const SetUpThreads&) = delete;

@@ -201,17 +201,17 @@ void expect_reference_analysis_once(ceres::Problem& problem, const ceres::Solver
   EXPECT_EQ(!index.pair_next.empty(), repeated_pairs);
 }
 
-// Small problems run the set-up on one thread (set_up_threads.h): each is checked that way and on all
+// Small problems run the set-up on few threads (set_up_threads.h): each is checked that way and on all
 // threads.
 void expect_reference_analysis(ceres::Problem& problem, const ceres::Solver::Options& options, bool snavely,
                                bool repeated_pairs) {
-  const long saved = parallel_set_up_from();
-  for (const long from : {saved, 0L}) {
-    SCOPED_TRACE(from == 0 ? "on all threads" : "small problems on one thread");
-    parallel_set_up_from() = from;
+  const long saved = set_up_blocks_per_thread();
+  for (const long per_thread : {saved, 0L}) {
+    SCOPED_TRACE(per_thread == 0 ? "on all threads" : "small problems on few threads");
+    set_up_blocks_per_thread() = per_thread;
     expect_reference_analysis_once(problem, options, snavely, repeated_pairs);
   }
-  parallel_set_up_from() = saved;
+  set_up_blocks_per_thread() = saved;
 }
 
 ceres_cuda::BALProblem synthetic(int cameras, int points, int per_point, unsigned seed) {
@@ -309,11 +309,11 @@ TEST(BaAnalysis, SaysWhyAProblemDoesNotFit) {
   const ceres::Solver::Options options = ba_test::ba_options();
   auto reason = [&](ceres::Problem& problem) {  // the same on one thread and on all
     BaLayout layout;
-    const long saved = parallel_set_up_from();
+    const long saved = set_up_blocks_per_thread();
     const std::string serial = analyze_problem(options, &problem, &layout);
-    parallel_set_up_from() = 0;
+    set_up_blocks_per_thread() = 0;
     const std::string parallel = analyze_problem(options, &problem, &layout);
-    parallel_set_up_from() = saved;
+    set_up_blocks_per_thread() = saved;
     EXPECT_EQ(serial, parallel);
     return parallel;
   };

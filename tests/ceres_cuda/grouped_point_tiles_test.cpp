@@ -130,11 +130,11 @@ void random_case(std::mt19937& rng, int points, int cameras, int max_views, int 
   }
   const GroupedPointTiles t = make_grouped_point_tiles(point_start, slot_camera, cameras);
   expect_valid(point_start, slot_camera, t);
-  // The same tiles when the fill runs on all threads (the set-up does from 2^14 residuals on).
-  const long saved = parallel_set_up_from();
-  parallel_set_up_from() = 0;
+  // The same tiles when the fill runs on all threads (as the set-up of a large problem does).
+  const long saved = set_up_blocks_per_thread();
+  set_up_blocks_per_thread() = 0;
   const GroupedPointTiles parallel = make_grouped_point_tiles(point_start, slot_camera, cameras);
-  parallel_set_up_from() = saved;
+  set_up_blocks_per_thread() = saved;
   EXPECT_EQ(parallel.tile_start, t.tile_start);
   EXPECT_EQ(parallel.tile_item_start, t.tile_item_start);
   EXPECT_EQ(parallel.tile_point_start, t.tile_point_start);

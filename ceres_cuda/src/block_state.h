@@ -3,6 +3,7 @@
 // CPU threads: x and a candidate point (every block's ambient values), the move along a tangent-space
 // step through each block's Plus (its manifold's, or x + delta), and the norms Ceres' minimizer
 // reports of them, measured in the ambient space as Ceres does.
+#include <utility>
 #include <vector>
 
 #include "schur_structure.h"
@@ -26,6 +27,8 @@ class BlockState {
   bool projected_gradient_norms(const double* gradient, double* norm, double* max_norm) const;
   // Copies x into the user's blocks.
   void write_to_user() const;
+  // x = values (the state's layout), where the state was moved elsewhere (DeviceState).
+  void assign_x(std::vector<double> values) { x_ = std::move(values); }
 
  private:
   bool plus(const double* x, const double* delta, double* out) const;

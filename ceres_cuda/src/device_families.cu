@@ -65,12 +65,20 @@ void DeviceFamilies::launch(const double* state, const std::vector<double>* plus
   std::memcpy(host_state_.data(), state, s_.state_size * sizeof(double));
   LINALG_CUDA_CHECK(cudaMemcpyAsync(state_.data(), host_state_.data(), s_.state_size * sizeof(double),
                                     cudaMemcpyHostToDevice, stream_));
-  if (plus_jacobians != nullptr && !plus_jacobians->empty()) {
+  const bool with_jacobian = plus_jacobians != nullptr;
+  if (with_jacobian && !plus_jacobians->empty()) {
     if (plus_jacobians_.size() < plus_jacobians->size())
       plus_jacobians_ = linalg_cuda::DeviceVector<double>(plus_jacobians->size());
     LINALG_CUDA_CHECK(cudaMemcpyAsync(plus_jacobians_.data(), plus_jacobians->data(),
                                       plus_jacobians->size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
   }
+  launch_on_device(state_.data(), plus_jacobians_.size() > 0 ? plus_jacobians_.data() : nullptr, f,
+                   with_jacobian ? jacobian : nullptr);
+}
+
+void DeviceFamilies::launch_on_device(const double* device_state, const double* device_plus_jacobians, double* f,
+                                      double* jacobian) {
+  if (empty()) return;
   int* failed = scalars_.as<int>();
   LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
   for (const Family& family : families_) {
@@ -80,16 +88,16 @@ void DeviceFamilies::launch(const double* state, const std::vector<double>* plus
     args.blocks = family.blocks.as<int>();
     args.observations = family.observations.as<double>();
     args.loss = family.loss;
-    args.state = state_.data();
+    args.state = device_state;
     args.block_offset = block_offset_.as<long>();
     args.plus_offset = plus_offset_.as<long>();
-    args.plus_jacobians = plus_jacobians_.size() > 0 ? plus_jacobians_.data() : nullptr;
+    args.plus_jacobians = device_plus_jacobians;
     args.cells = cells_;
     args.row_start = row_start_;
     args.row_offset = row_offset_;
     args.tangent_size = tangent_size_;
     args.f = f;
-    args.jacobian = plus_jacobians != nullptr ? jacobian : nullptr;
+    args.jacobian = jacobian;
     args.cost = cost_.data();
     args.failed = failed;
     if (family.model == CostModel::Snavely)

@@ -1,8 +1,8 @@
 #pragma once
 // The residual families of a SchurStructure that the GPU evaluates (residual_families.h): their
 // constants on the device (block numbers and observations per residual, every block's place in the
-// state, the PlusJacobians' places), and per evaluation the state's upload and a kernel per family
-// (device_family_kernels.cuh). The device families lead the structure's residuals, so their costs
+// state, the PlusJacobians' places), and per evaluation a kernel per family (device_family_kernels.cuh)
+// at a state uploaded from the host or already on the device (DeviceState). The device families lead the structure's residuals, so their costs
 // fill one per-residual array, summed in a fixed order. Only the general GPU engine includes this.
 #include <cuda_runtime.h>
 
@@ -31,6 +31,9 @@ class DeviceFamilies {
   // values into f (the structure's residual vector on the device) and, with plus_jacobians (the host
   // array of PlusJacobians at state), the cells into jacobian. Returns at once; finish() waits.
   void launch(const double* state, const std::vector<double>* plus_jacobians, double* f, double* jacobian);
+  // The same at a state already on the device (DeviceState's), with its PlusJacobians there (null
+  // when jacobian is null: the residuals alone).
+  void launch_on_device(const double* device_state, const double* device_plus_jacobians, double* f, double* jacobian);
   // Waits for launch()'s work: false when a residual could not be evaluated or gave a value that is
   // not finite; otherwise *cost is the families' cost, summed in a fixed order.
   bool finish(double* cost);

@@ -19,6 +19,7 @@
 #include "block_schur_kernels.cuh"
 #include "device_families.h"
 #include "device_reductions.cuh"
+#include "device_state.h"
 #include "device_upload.h"
 #include "explicit_schur_solver.h"
 #include "host_evaluated_engine.h"
@@ -123,6 +124,9 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     families_ = std::make_unique<DeviceFamilies>(structure, evaluator_.plus_jacobian_offsets(),
                                                  d_cells_.as<JacobianCell>(), d_row_start_.as<int>(),
                                                  d_row_offset_.as<long>(), d_tangent_size_.as<int>(), stream_);
+    // With every residual on the GPU and every manifold one it applies, the state lives there too.
+    if (!families_->empty() && evaluator_.num_f() == 0)
+      device_state_ = DeviceState::make(structure, state_.x(), evaluator_.plus_jacobian_offsets(), stream_);
     phase("device families");
     if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
@@ -158,8 +162,13 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
 
   bool evaluate_at_x(double* cost) override {
     const auto start = std::chrono::steady_clock::now();
-    bool ok = evaluator_.update_plus_jacobians(state_.x());
-    if (ok) {  // the device families run while the CPU threads evaluate the rest
+    bool ok = true;
+    if (device_state_) {
+      device_state_->update_plus_jacobians();
+      families_->launch_on_device(device_state_->x(), device_state_->plus_jacobians(), f_.data(), jacobian_.data());
+      ok = families_->finish(cost) && std::isfinite(*cost);
+    } else if ((ok = evaluator_.update_plus_jacobians(state_.x()))) {
+      // The device families run while the CPU threads evaluate the rest.
       families_->launch(state_.x(), &evaluator_.plus_jacobians(), f_.data(), jacobian_.data());
       double host_cost = 0.0, device_cost = 0.0;
       ok = evaluator_.evaluate(state_.x(), host_f_.as<double>(), host_jacobian_.as<double>(), &host_cost);
@@ -173,9 +182,9 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
       ok = ok && std::isfinite(*cost);
     }
     if (interleaved_) interleaved_->jacobian_changed();
-    if (ok) {  // the gradient J'f comes back for its projected norms
+    if (ok) {  // the gradient J'f, and on the host for its projected norms unless the state is on the device
       column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
-      copy_to_host(host_gradient_.as<double>(), gradient_.data(), n_);
+      if (!device_state_) copy_to_host(host_gradient_.as<double>(), gradient_.data(), n_);
     }
     counters_.jacobian_seconds += seconds_since(start);
     ++counters_.jacobian_evaluations;
@@ -183,6 +192,10 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
   bool candidate_cost(double* cost) override {
+    if (device_state_) {
+      families_->launch_on_device(device_state_->candidate(), nullptr, candidate_f_device_.data(), nullptr);
+      return families_->finish(cost) && std::isfinite(*cost);
+    }
     families_->launch(state_.candidate(), nullptr, candidate_f_device_.data(), nullptr);
     double host_cost = 0.0, device_cost = 0.0;
     const bool host_ok = HostEvaluatedEngine::candidate_cost(&host_cost);
@@ -192,7 +205,28 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
   bool gradient_norms(double* norm, double* max_norm) override {
-    return state_.projected_gradient_norms(host_gradient_.as<double>(), norm, max_norm);
+    if (!device_state_) return state_.projected_gradient_norms(host_gradient_.as<double>(), norm, max_norm);
+    device_state_->projected_gradient_norms(gradient_.data(), norm, max_norm);
+    return true;
+  }
+  bool move_candidate() override {
+    if (!device_state_) return HostEvaluatedEngine::move_candidate();
+    device_state_->move_candidate(delta_.data());
+    return true;
+  }
+  double x_norm() override { return device_state_ ? device_state_->x_norm() : HostEvaluatedEngine::x_norm(); }
+  double delta_norm() override {
+    return device_state_ ? device_state_->step_norm() : HostEvaluatedEngine::delta_norm();
+  }
+  void accept_candidate() override {
+    if (device_state_)
+      device_state_->accept_candidate();
+    else
+      HostEvaluatedEngine::accept_candidate();
+  }
+  void write_parameters() override {
+    if (device_state_) state_.assign_x(device_state_->download_x());
+    HostEvaluatedEngine::write_parameters();
   }
 
   void compute_jacobi_scaling() override {
@@ -262,10 +296,14 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
                                                                        per_residual_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     result.model_cost_change = device_sum(per_residual_.data(), R_);
-    double* delta = host_delta_.as<double>();
-    copy_to_host(delta, delta_.data(), n_);
     result.finite = std::isfinite(result.model_cost_change);
-    for (long i = 0; i < n_; ++i) result.finite = result.finite && std::isfinite(delta[i]);
+    if (device_state_) {  // the step stays on the device: a NaN or Inf in it makes its sum one too
+      result.finite = result.finite && std::isfinite(device_sum(delta_.data(), n_));
+    } else {
+      double* delta = host_delta_.as<double>();
+      copy_to_host(delta, delta_.data(), n_);
+      for (long i = 0; i < n_; ++i) result.finite = result.finite && std::isfinite(delta[i]);
+    }
     counters_.linear_seconds += seconds_since(start);
     return result;
   }
@@ -279,6 +317,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
   std::vector<double> preconditioner_blocks() override { return blocks_.to_std(); }
   std::vector<double> delta() override {
+    if (device_state_) return download(delta_, n_);
     const double* delta = host_delta_.as<double>();
     return std::vector<double>(delta, delta + n_);
   }
@@ -286,7 +325,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     const long device = families_->num_residuals(), all = static_cast<long>(s_.residuals.size());
     return std::string("cuda (general structure: ") + std::to_string(device) + " of " + std::to_string(all) +
            " residual blocks evaluated on the GPU, the rest on " + std::to_string(options_.num_threads) +
-           " CPU thread(s); the linear algebra on the GPU)";
+           " CPU thread(s); the linear algebra" + (device_state_ ? ", the parameters and their manifolds" : "") +
+           " on the GPU)";
   }
 
   // S x = F'(F x - E V^-1 E'F x) + D_f^2 x, on the stream, without synchronising (the PCG captures it):
@@ -424,6 +464,9 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   DeviceBuffer d_diagonal_chunks_by_size_;
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the CPU threads' rows, uploaded from pinned memory
   std::unique_ptr<DeviceFamilies> families_;
+  // The parameters on the device (null: on the host, BlockState), when every residual is a device
+  // family's and every manifold one the GPU applies.
+  std::unique_ptr<DeviceState> device_state_;
   DeviceVector<double> candidate_f_device_;  // the device families' residuals at the candidate
   // J'f for its projected norms, and the step for Plus: downloaded each LM step into page-locked memory.
   linalg_cuda::PinnedBuffer host_gradient_, host_delta_;

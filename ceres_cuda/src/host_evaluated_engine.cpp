@@ -30,7 +30,7 @@ bool HostEvaluatedEngine::candidate_cost(double* cost) {
 }
 
 bool HostEvaluatedEngine::evaluate_candidate(double* cost) {
-  if (!state_.move_candidate(step())) return false;
+  if (!move_candidate()) return false;
   const auto start = std::chrono::steady_clock::now();
   const bool ok = candidate_cost(cost);
   counters_.residual_seconds += seconds_since(start);

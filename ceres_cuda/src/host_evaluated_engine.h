@@ -30,6 +30,8 @@ class HostEvaluatedEngine : public BaEngine {
   // The evaluator's residuals and Jacobian at x into host arrays (its range of JacobianCells' layout),
   // timed and counted.
   bool evaluate_jacobian(double* f, double* jacobian, double* cost);
+  // candidate = Plus(x, step()) (evaluate_candidate's first part); false when a Plus fails.
+  virtual bool move_candidate() { return state_.move_candidate(step()); }
   // The cost at the candidate (evaluate_candidate times and counts it); by default, the evaluator's.
   virtual bool candidate_cost(double* cost);
   // The last step delta (scaled back by the Jacobi scaling), a host tangent vector.

@@ -57,16 +57,18 @@ __global__ void column_sum_kernel(BlockSparseView v, ChunkView ch, int first, in
     }
 }
 
+template <int kE>
 __global__ void e_inverse_kernel(BlockSparseView v, int first, int last, const double* d2, double* v_inverse,
                                  int* singular) {
   CERES_CUDA_FOR_EACH(b, first, last) {
-    if (e_block_inverse(v, b, d2, v_inverse) > 0) atomicAdd(singular, 1);  // an integer count: exact
+    if (e_block_inverse<kE>(v, b, d2, v_inverse) > 0) atomicAdd(singular, 1);  // an integer count: exact
   }
 }
 
+template <int kE>
 __global__ void e_solve_kernel(BlockSparseView v, int first, int last, const double* v_inverse, const double* rows,
                                double* out) {
-  CERES_CUDA_FOR_EACH(b, first, last) e_block_solve(v, b, v_inverse, rows, out);
+  CERES_CUDA_FOR_EACH(b, first, last) e_block_solve<kE>(v, b, v_inverse, rows, out);
 }
 
 // A thread per entry of the lower triangle of a chunk's block, over `count` chunks (listed in `chunks`)

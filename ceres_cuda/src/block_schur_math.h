@@ -267,10 +267,15 @@ inline void column_chunks_sum(const BlockSparseView& v, const ChunkView& ch, int
     out[v.tangent_offset[b] + j] = warp_order_sum(ch, b, partials, j);
 }
 
+// The e-block functions take kE, the tangent size of every e-block when the structure has one
+// (SchurSizes::e), or 0 to read each block's: a size known when compiled keeps a block's arrays in
+// registers, where sizes read at run time leave them in local memory.
+
 // V_p^-1 = (E_p'E_p + D_p^2)^-1 for e-block b (row-major, stride kEBlockValues); returns the
 // regularisations invert_spd_regularised needed.
+template <int kE = 0>
 LINALG_HD int e_block_inverse(const BlockSparseView& v, int b, const double* d2, double* v_inverse) {
-  const int t = v.tangent_size[b];
+  const int t = kE > 0 ? kE : v.tangent_size[b];
   double V[kEBlockValues], EtE[kEBlockValues], work[kEBlockValues];
   for (int k = 0; k < t * t; ++k) V[k] = 0.0;
   for (int q = v.column_start[b]; q < v.column_start[b + 1]; ++q) {
@@ -286,8 +291,9 @@ LINALG_HD int e_block_inverse(const BlockSparseView& v, int b, const double* d2,
 }
 
 // out (e-part vector) at e-block b = V_b^-1 E_b' rows.
+template <int kE = 0>
 LINALG_HD void e_block_solve(const BlockSparseView& v, int b, const double* v_inverse, const double* rows, double* out) {
-  const int t = v.tangent_size[b];
+  const int t = kE > 0 ? kE : v.tangent_size[b];
   double z[kMaxEBlockTangentSize];
 #pragma unroll
   for (int k = 0; k < kMaxEBlockTangentSize; ++k) z[k] = 0.0;

@@ -24,11 +24,12 @@ __device__ int e_block_at(const BlockSparseView& v, int q) {
 // cells in order and returns p; for any other position (inside a run, or a residual without an
 // e-block), returns -1. A thread per position: a Ladybug-sized problem's 95 thousand f-cells keep the
 // GPU's loads in flight, where a thread per e-block walking all its cells left them waiting in turn.
-template <class Visit>
+// kF, kE: every f-block's and e-block's tangent size where the structure has one (0: read per block).
+template <int kF, int kE, class Visit>
 __device__ int visit_slot_at(const BlockSparseView& v, int q, Visit&& visit) {
   const int b = v.cells[v.e_sorted_cells[q]].block, p = e_block_at(v, q);
   if (p < 0 || (q > v.column_start[b] && e_block_at(v, q - 1) == p)) return -1;
-  const int e = v.tangent_size[p], t = v.tangent_size[b];
+  const int e = kE > 0 ? kE : v.tangent_size[p], t = kF > 0 ? kF : v.tangent_size[b];
   double product[kMaxFBlockTangentSize * kMaxEBlockTangentSize];
   for (int k = q; k < v.column_start[b + 1]; ++k) {
     const int d = v.e_sorted_cells[k], r = v.cells[d].residual, ec = v.e_cell[r];
@@ -45,7 +46,7 @@ __global__ void w_slots_kernel(BlockSparseView v, SlotsView plan, int positions,
   CERES_CUDA_FOR_EACH(q, 0, positions) {
     double* w = nullptr;
     int values = 0;
-    visit_slot_at(v, q, [&](const double* product) {
+    visit_slot_at<0, 0>(v, q, [&](const double* product) {
       if (w == nullptr) {
         const int p = e_block_at(v, q), b = v.cells[v.e_sorted_cells[q]].block;
         int slot = plan.slot_start[p - v.first_e_block];
@@ -178,14 +179,16 @@ __global__ void w_rows_kernel(BlockSparseView v, SlotsView plan, RowsView rows, 
 // rows of every f-block b its residuals touch (M_p M_p' = V_p^-1), so that S -= G G' subtracts every
 // W V^-1 W'. G is n x (width * count), column-major, zero on entry (width: the largest e_p). A thread
 // per position of the f-blocks' e-sorted columns, each slot's first position writing its rows.
+// kF, kE: as visit_slot_at's.
+template <int kF, int kE>
 __global__ void explicit_g_kernel(BlockSparseView v, int first, int count, int width, int positions,
                                   const double* v_inverse, double* G, long n) {
   CERES_CUDA_FOR_EACH(q, 0, positions) {
     const int p = e_block_at(v, q), i = p - v.first_e_block - first;
     if (p < 0 || i < 0 || i >= count) continue;
-    const int b = v.cells[v.e_sorted_cells[q]].block, t = v.tangent_size[b];
+    const int b = v.cells[v.e_sorted_cells[q]].block, t = kF > 0 ? kF : v.tangent_size[b];
     if (q > v.column_start[b] && e_block_at(v, q - 1) == p) continue;  // inside its slot's run
-    const int e = v.tangent_size[p];
+    const int e = kE > 0 ? kE : v.tangent_size[p];
     double M[kEBlockValues];  // the Cholesky factor of V_p^-1 (lower), from its inverse's inverse
     const double* Vi = v_inverse + static_cast<long>(first + i) * kEBlockValues;
     for (int k = 0; k < e * e; ++k) M[k] = 0.0;
@@ -205,7 +208,7 @@ __global__ void explicit_g_kernel(BlockSparseView v, int first, int count, int w
     if (!ok) continue;  // V_p^-1 zeroed (a non-finite block): no Schur term, as in the implicit product
     double rows[kMaxFBlockTangentSize * kMaxEBlockTangentSize];  // W_pb M_p, summed cell by cell
     for (int k = 0; k < t * e; ++k) rows[k] = 0.0;
-    const bool owner = visit_slot_at(v, q, [&](const double* product) {  // F_rb'E_r, t x e
+    const bool owner = visit_slot_at<kF, kE>(v, q, [&](const double* product) {  // F_rb'E_r, t x e
       for (int j = 0; j < t; ++j)
         for (int k = 0; k < e; ++k) {
           double sum = 0.0;

@@ -51,6 +51,8 @@ ExplicitSchurSolver::ExplicitSchurSolver(const SchurStructure& structure, const 
   info_.reserve(sizeof(int));
   for (int p = s_.first_e_block(); p < s_.num_variable_blocks(); ++p)
     g_width_ = std::max(g_width_, s_.blocks[p].tangent_size);
+  const SchurSizes sizes = detect_schur_sizes(structure);
+  cubes_ = sizes.e == 3 && sizes.f == 3;
 }
 
 StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkView& diagonal_chunks,
@@ -172,8 +174,12 @@ void ExplicitSchurSolver::subtract_e_terms_by_syrk(const BlockSparseView& view, 
     const int count = std::min(chunk, s_.num_e_blocks - first);
     const int columns = width * count;
     LINALG_CUDA_CHECK(cudaMemsetAsync(g_.data(), 0, static_cast<std::size_t>(n) * columns * sizeof(double), stream_));
-    explicit_g_kernel<<<blocks_for(positions), kBlockThreads, 0, stream_>>>(view, first, count, width, positions,
-                                                                            v_inverse, g_.data(), n);
+    if (cubes_)
+      explicit_g_kernel<3, 3><<<blocks_for(positions), kBlockThreads, 0, stream_>>>(view, first, count, width, positions,
+                                                                                  v_inverse, g_.data(), n);
+    else
+      explicit_g_kernel<0, 0><<<blocks_for(positions), kBlockThreads, 0, stream_>>>(view, first, count, width, positions,
+                                                                                  v_inverse, g_.data(), n);
     LINALG_CUDA_CHECK_LAUNCH();
     const double alpha = -1.0, beta = 1.0;
     const int rows = static_cast<int>(n);

@@ -86,6 +86,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     PhaseLog phase("general GPU engine");  // its members (cells, evaluator, state) are built by now
     n_ = structure.tangent_size();
     nf_ = structure.f_tangent_size;
+    points_ = detect_schur_sizes(structure).e == 3;
     R_ = static_cast<int>(structure.residuals.size());
     d_cells_ = upload_array(cells_.cells, stream_);
     d_row_start_ = upload_array(cells_.row_start, stream_);
@@ -256,8 +257,13 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     int* singular = scalars_.as<int>();  // [0]: e-blocks, [1]: preconditioner blocks regularised
     LINALG_CUDA_CHECK(cudaMemsetAsync(singular, 0, 2 * sizeof(int), stream_));
     const int first_e = s_.first_e_block(), last_e = s_.num_variable_blocks();
-    e_inverse_kernel<<<blocks_for(s_.num_e_blocks, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(view_, first_e, last_e, d2_.data(),
-                                                                                 v_inverse_.data(), singular);
+    const unsigned e_grid = blocks_for(s_.num_e_blocks, kNarrowBlockThreads);
+    if (points_)
+      e_inverse_kernel<3><<<e_grid, kNarrowBlockThreads, 0, stream_>>>(view_, first_e, last_e, d2_.data(),
+                                                                        v_inverse_.data(), singular);
+    else
+      e_inverse_kernel<0><<<e_grid, kNarrowBlockThreads, 0, stream_>>>(view_, first_e, last_e, d2_.data(),
+                                                                        v_inverse_.data(), singular);
     LINALG_CUDA_CHECK_LAUNCH();
     // The reduced right-hand side F'(f - E V^-1 E'f).
     e_solve(f_.data(), e_values_.data());
@@ -386,8 +392,13 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
   // out (e-part) = V^-1 E' rows.
   void e_solve(const double* rows, double* out) const {
-    e_solve_kernel<<<blocks_for(s_.num_e_blocks, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(
-        view_, s_.first_e_block(), s_.num_variable_blocks(), v_inverse_.data(), rows, out);
+    const unsigned grid = blocks_for(s_.num_e_blocks, kNarrowBlockThreads);
+    if (points_)
+      e_solve_kernel<3><<<grid, kNarrowBlockThreads, 0, stream_>>>(view_, s_.first_e_block(), s_.num_variable_blocks(),
+                                                                    v_inverse_.data(), rows, out);
+    else
+      e_solve_kernel<0><<<grid, kNarrowBlockThreads, 0, stream_>>>(view_, s_.first_e_block(), s_.num_variable_blocks(),
+                                                                    v_inverse_.data(), rows, out);
     LINALG_CUDA_CHECK_LAUNCH();
   }
   // rows -= E w.
@@ -451,6 +462,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
 
   cudaStream_t stream_;
   long n_ = 0, nf_ = 0;
+  bool points_ = false;  // every e-block has 3 tangent values: the e-block kernels specialised for them
   int R_ = 0;
   DeviceBuffer d_cells_, d_row_start_, d_e_cell_, d_row_offset_, d_column_start_, d_column_cells_, d_e_sorted_cells_,
       d_tangent_size_, d_tangent_offset_, d_block_offsets_;

@@ -274,6 +274,25 @@ struct Cost2 : ceres::SizedCostFunction<2, 3, 3> {
   }
 };
 
+// A block that most residuals share (intrinsics of one camera) has its degree counted on all threads
+// at once (a long column): 6000 residuals on it and one of 100 blocks each. Its degree (100) puts it
+// after the 100 blocks of degree 1 in Ceres' order, so they are eliminated and it is not; counted as
+// less than its true degree, it would come first and be the only e-block.
+TEST(SchurStructure, ABlockEveryResidualSharesIsNotEliminated) {
+  ceres::Problem::Options problem_options;
+  problem_options.cost_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  ceres::Problem problem(problem_options);
+  Cost2 cost;
+  std::vector<double> shared(3, 1.0), blocks(100 * 3, 2.0);
+  for (int r = 0; r < 6000; ++r) problem.AddResidualBlock(&cost, nullptr, blocks.data() + 3 * (r % 100), shared.data());
+  ceres::Solver::Options options;
+  options.linear_solver_type = ceres::SPARSE_SCHUR;
+  SchurStructure s;
+  ASSERT_EQ(analyze_schur_structure(options, &problem, &s), "");
+  EXPECT_EQ(s.num_e_blocks, 100);
+  EXPECT_FALSE(s.is_e_block(index_of(s, shared.data())));
+}
+
 // Residuals lie family after family: the library's cost functions with a loss the GPU has first (one
 // family per model and loss object), then every other residual, each family in program order.
 TEST(SchurStructure, ResidualsGroupedIntoFamilies) {

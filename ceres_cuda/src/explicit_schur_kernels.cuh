@@ -69,23 +69,24 @@ struct FtfPairsView {
 };
 
 // Chunk q of pairs p: the sum over its entries e of term(e, t, tk, product), each a t x tk block (t, tk
-// the pair's blocks' tangent sizes), at partials + q * stride.
-template <class Term>
+// the pair's blocks' tangent sizes, or kF for both where every f-block has kF), at partials + q * stride.
+template <int kF, class Term>
 __device__ void pair_chunk_sum(const BlockSparseView& v, const PairBlocks& p, int q, double* partials, Term&& term) {
   const int i = p.chunks.block[q];
-  const int t = v.tangent_size[p.pair_j[i]], tk = v.tangent_size[p.pair_k[i]];
+  const int t = kF > 0 ? kF : v.tangent_size[p.pair_j[i]], tk = kF > 0 ? kF : v.tangent_size[p.pair_k[i]];
   double* out = partials + static_cast<long>(q) * p.chunks.stride;
   for (int a = 0; a < t * tk; ++a) out[a] = 0.0;
-  double product[kMaxFBlockTangentSize * kMaxFBlockTangentSize];
+  double product[kF > 0 ? kF * kF : kMaxFBlockTangentSize * kMaxFBlockTangentSize];
   for (int e = p.chunks.position[q]; e < p.chunks.position[q + 1]; ++e) {
     term(e, t, tk, product);
     for (int a = 0; a < t * tk; ++a) out[a] += product[a];
   }
 }
 
+template <int kF>
 __global__ void ftf_pair_chunk_kernel(BlockSparseView v, FtfPairsView p, double* partials) {
   CERES_CUDA_FOR_EACH(q, 0, p.pairs.num_chunks) {
-    pair_chunk_sum(v, p.pairs, q, partials, [&](int e, int t, int tk, double* product) {
+    pair_chunk_sum<kF>(v, p.pairs, q, partials, [&](int e, int t, int tk, double* product) {
       const int c = p.entry_j[e], d = p.entry_k[e];
       cells_transpose_times(v.cell(c), t, v.cell(d), tk, v.rows(v.cells[c].residual), product);
     });
@@ -98,7 +99,7 @@ __global__ void ftf_pair_chunk_kernel(BlockSparseView v, FtfPairsView p, double*
 __global__ void w_pair_chunk_kernel(BlockSparseView v, SlotsView s, WPairsView p, const double* W,
                                     const double* v_inverse, double* partials) {
   CERES_CUDA_FOR_EACH(q, 0, p.pairs.num_chunks) {
-    pair_chunk_sum(v, p.pairs, q, partials, [&](int e, int t, int tk, double* product) {
+    pair_chunk_sum<0>(v, p.pairs, q, partials, [&](int e, int t, int tk, double* product) {
       const int a = static_cast<int>(p.slots[e] >> 32), b = static_cast<int>(p.slots[e] & 0xffffffffu);
       const int pe = s.slot_e_block[a];
       const double* Vi = v_inverse + static_cast<long>(pe - v.first_e_block) * kEBlockValues;

@@ -53,6 +53,8 @@ ExplicitSchurSolver::ExplicitSchurSolver(const SchurStructure& structure, const 
     g_width_ = std::max(g_width_, s_.blocks[p].tangent_size);
   const SchurSizes sizes = detect_schur_sizes(structure);
   cubes_ = sizes.e == 3 && sizes.f == 3;
+  f_blocks_of_3_ = true;
+  for (int b = 0; b < s_.num_f_blocks; ++b) f_blocks_of_3_ = f_blocks_of_3_ && s_.blocks[b].tangent_size == 3;
 }
 
 StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkView& diagonal_chunks,
@@ -70,7 +72,11 @@ StepResult ExplicitSchurSolver::solve(const BlockSparseView& view, const ChunkVi
                             num_pair_chunks_, num_pairs_},
                            pair_storage_[2].as<int>(),
                            pair_storage_[3].as<int>()};
-  ftf_pair_chunk_kernel<<<blocks_for(num_pair_chunks_, kNarrowBlockThreads), kNarrowBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
+  const unsigned grid = blocks_for(num_pair_chunks_, kNarrowBlockThreads);
+  if (f_blocks_of_3_)
+    ftf_pair_chunk_kernel<3><<<grid, kNarrowBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
+  else
+    ftf_pair_chunk_kernel<0><<<grid, kNarrowBlockThreads, 0, stream_>>>(view, pairs, pair_partials_.data());
   LINALG_CUDA_CHECK_LAUNCH();
   pair_sum_kernel<<<blocks_for(static_cast<std::size_t>(num_pairs_) * kWarpLanes), kBlockThreads, 0, stream_>>>(
       view, pairs.pairs, pair_partials_.data(), 1.0, dense_.data(), n);

@@ -51,6 +51,7 @@ class ExplicitSchurSolver {
   long n_;
   int g_width_ = 1;  // G's columns per e-block (the syrk/gemm way): the largest e-block's tangent size
   bool cubes_ = false;  // every block a slot pairs has 3 tangent values: G's kernel specialised for them
+  bool f_blocks_of_3_ = false;  // every f-block has 3: F'F's pair kernel specialised for them
   std::vector<linalg_cuda::DeviceBuffer> pair_storage_, slot_storage_;
   bool pairs_made_ = false, slots_made_ = false;
   int num_pair_chunks_ = 0, num_pairs_ = 0, pair_stride_ = 1;

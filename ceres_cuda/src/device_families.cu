@@ -49,8 +49,6 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
   for (std::size_t b = 0; b < structure.blocks.size(); ++b) block_offset[b] = structure.blocks[b].offset;
   block_offset_ = upload_array(block_offset, stream);
   plus_offset_ = upload_array(plus_jacobian_offset, stream);
-  state_ = linalg_cuda::DeviceVector<double>(std::max<long>(1, structure.state_size));
-  host_state_.reserve(std::max<long>(1, structure.state_size) * sizeof(double));
   cost_ = linalg_cuda::DeviceVector<double>(residuals_);
   partials_ = linalg_cuda::DeviceVector<double>(kMaxReduceBlocks);
   scalars_.reserve(4 * sizeof(double));  // the failure flag, the sum's ticket and result
@@ -58,26 +56,7 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void DeviceFamilies::launch(const double* state, const std::vector<double>* plus_jacobians, double* f,
-                            double* jacobian) {
-  if (empty()) return;
-  // The previous upload from host_state_ has run: finish() synchronised the stream after it.
-  std::memcpy(host_state_.data(), state, s_.state_size * sizeof(double));
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(state_.data(), host_state_.data(), s_.state_size * sizeof(double),
-                                    cudaMemcpyHostToDevice, stream_));
-  const bool with_jacobian = plus_jacobians != nullptr;
-  if (with_jacobian && !plus_jacobians->empty()) {
-    if (plus_jacobians_.size() < plus_jacobians->size())
-      plus_jacobians_ = linalg_cuda::DeviceVector<double>(plus_jacobians->size());
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(plus_jacobians_.data(), plus_jacobians->data(),
-                                      plus_jacobians->size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
-  }
-  launch_on_device(state_.data(), plus_jacobians_.size() > 0 ? plus_jacobians_.data() : nullptr, f,
-                   with_jacobian ? jacobian : nullptr);
-}
-
-void DeviceFamilies::launch_on_device(const double* device_state, const double* device_plus_jacobians, double* f,
-                                      double* jacobian) {
+void DeviceFamilies::launch(const double* state, const double* plus_jacobians, double* f, double* jacobian) {
   if (empty()) return;
   int* failed = scalars_.as<int>();
   LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
@@ -88,10 +67,10 @@ void DeviceFamilies::launch_on_device(const double* device_state, const double* 
     args.blocks = family.blocks.as<int>();
     args.observations = family.observations.as<double>();
     args.loss = family.loss;
-    args.state = device_state;
+    args.state = state;
     args.block_offset = block_offset_.as<long>();
     args.plus_offset = plus_offset_.as<long>();
-    args.plus_jacobians = device_plus_jacobians;
+    args.plus_jacobians = plus_jacobians;
     args.cells = cells_;
     args.row_start = row_start_;
     args.row_offset = row_offset_;

@@ -42,7 +42,7 @@ unsigned reduce_blocks(long n) { return std::min<unsigned>(kMaxReduceBlocks, blo
 
 }  // namespace
 
-std::unique_ptr<DeviceState> DeviceState::make(const SchurStructure& structure, const double* host_x,
+std::unique_ptr<DeviceState> DeviceState::make(const SchurStructure& structure, BlockState* host,
                                                const std::vector<long>& plus_jacobian_offset, cudaStream_t stream) {
   std::vector<ManifoldBlock> blocks(structure.num_variable_blocks());
   long plus_jacobian_values = 0;
@@ -58,19 +58,19 @@ std::unique_ptr<DeviceState> DeviceState::make(const SchurStructure& structure, 
     if (m.plus_jacobian_offset >= 0)
       plus_jacobian_values = std::max(plus_jacobian_values, m.plus_jacobian_offset + static_cast<long>(s.size) * s.tangent_size);
   }
-  return std::make_unique<DeviceState>(structure, std::move(blocks), host_x, plus_jacobian_values, stream);
+  return std::make_unique<DeviceState>(structure, host, std::move(blocks), plus_jacobian_values, stream);
 }
 
-DeviceState::DeviceState(const SchurStructure& structure, std::vector<ManifoldBlock> blocks, const double* host_x,
+DeviceState::DeviceState(const SchurStructure& structure, BlockState* host, std::vector<ManifoldBlock> blocks,
                          long plus_jacobian_values, cudaStream_t stream)
-    : s_(structure), stream_(stream), num_blocks_(static_cast<int>(blocks.size())) {
+    : s_(structure), host_(*host), stream_(stream), num_blocks_(static_cast<int>(blocks.size())) {
   variable_values_ = structure.num_variable_blocks() == static_cast<int>(structure.blocks.size())
                          ? structure.state_size
                          : structure.blocks[structure.num_variable_blocks()].offset;
   // Staged uploads (upload_array): the host arrays may go as soon as these return.
   blocks_ = upload_array(blocks, stream);
   const long n = std::max<long>(1, structure.state_size);
-  const linalg_cuda::DeviceBuffer x = upload_array(host_x, structure.state_size, stream);
+  const linalg_cuda::DeviceBuffer x = upload_array(host->x(), structure.state_size, stream);
   x_ = linalg_cuda::DeviceVector<double>(n);
   candidate_ = linalg_cuda::DeviceVector<double>(n);
   for (double* to : {x_.data(), candidate_.data()})
@@ -83,16 +83,39 @@ DeviceState::DeviceState(const SchurStructure& structure, std::vector<ManifoldBl
   LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 4 * sizeof(double), stream));
 }
 
-void DeviceState::update_plus_jacobians() {
+bool DeviceState::x_on_device(const double** x, const double** plus_jacobians) {
   plus_jacobian_kernel<<<blocks_for(std::max(1, num_blocks_)), kReduceThreads, 0, stream_>>>(
       blocks_.as<ManifoldBlock>(), num_blocks_, x_.data(), plus_jacobians_.data());
   LINALG_CUDA_CHECK_LAUNCH();
+  *x = x_.data();
+  *plus_jacobians = plus_jacobians_.data();
+  return true;
 }
 
-void DeviceState::move_candidate(const double* delta) {
+void DeviceState::plus(const double* x, const double* delta, double* out) {
   plus_kernel<<<blocks_for(std::max(1, num_blocks_)), kReduceThreads, 0, stream_>>>(blocks_.as<ManifoldBlock>(),
-                                                                                   num_blocks_, x_.data(), delta,
-                                                                                   candidate_.data());
+                                                                                   num_blocks_, x, delta, out);
+  LINALG_CUDA_CHECK_LAUNCH();
+}
+
+bool DeviceState::take_step(const double* delta) {
+  delta_ = delta;
+  queue_sum(delta, s_.tangent_size(), false);
+  double sum = 0.0;
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(&sum, scalars_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return std::isfinite(sum);
+}
+
+bool DeviceState::move_candidate() {
+  plus(x_.data(), delta_, candidate_.data());
+  return true;
+}
+
+void DeviceState::queue_sum(const double* v, long n, bool squares) {
+  auto* ticket = reinterpret_cast<unsigned*>(scalars_.as<double>() + 1);
+  sum_kernel<<<reduce_blocks(n), kReduceThreads, 0, stream_>>>(v, n, squares, partials_.data(), ticket,
+                                                              scalars_.as<double>());
   LINALG_CUDA_CHECK_LAUNCH();
 }
 
@@ -100,11 +123,8 @@ void DeviceState::difference_norms(const double* a, const double* b, double* nor
   const long n = variable_values_;
   difference_kernel<<<blocks_for(std::max<long>(1, n)), kReduceThreads, 0, stream_>>>(n, a, b, scratch_.data());
   LINALG_CUDA_CHECK_LAUNCH();
-  double* sum = scalars_.as<double>();
-  auto* ticket = reinterpret_cast<unsigned*>(scalars_.as<double>() + 1);
   auto* largest = reinterpret_cast<unsigned long long*>(scalars_.as<double>() + 2);
-  sum_kernel<<<reduce_blocks(n), kReduceThreads, 0, stream_>>>(scratch_.data(), n, true, partials_.data(), ticket, sum);
-  LINALG_CUDA_CHECK_LAUNCH();
+  queue_sum(scratch_.data(), n, true);
   if (max_norm != nullptr) {
     LINALG_CUDA_CHECK(cudaMemsetAsync(largest, 0, sizeof(unsigned long long), stream_));
     max_abs_kernel<<<reduce_blocks(n), kReduceThreads, 0, stream_>>>(scratch_.data(), n, largest);
@@ -119,12 +139,8 @@ void DeviceState::difference_norms(const double* a, const double* b, double* nor
 
 double DeviceState::x_norm() {
   double norm = 0.0;
-  const long n = variable_values_;
-  double* sum = scalars_.as<double>();
-  auto* ticket = reinterpret_cast<unsigned*>(scalars_.as<double>() + 1);
-  sum_kernel<<<reduce_blocks(n), kReduceThreads, 0, stream_>>>(x_.data(), n, true, partials_.data(), ticket, sum);
-  LINALG_CUDA_CHECK_LAUNCH();
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(&norm, sum, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  queue_sum(x_.data(), variable_values_, true);
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(&norm, scalars_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream_));
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return std::sqrt(norm);
 }
@@ -135,16 +151,20 @@ double DeviceState::step_norm() {
   return norm;
 }
 
-void DeviceState::projected_gradient_norms(const double* gradient, double* norm, double* max_norm) {
+bool DeviceState::gradient_norms(const double* gradient, double* norm, double* max_norm) {
   const long t = s_.tangent_size();
   negate_kernel<<<blocks_for(std::max<long>(1, t)), kReduceThreads, 0, stream_>>>(t, gradient, minus_gradient_.data());
   LINALG_CUDA_CHECK_LAUNCH();
   // The moved point goes to the candidate's array, which the next step's Plus overwrites; the constant
   // blocks' values, which Plus leaves alone, are the same in both arrays.
-  plus_kernel<<<blocks_for(std::max(1, num_blocks_)), kReduceThreads, 0, stream_>>>(
-      blocks_.as<ManifoldBlock>(), num_blocks_, x_.data(), minus_gradient_.data(), candidate_.data());
-  LINALG_CUDA_CHECK_LAUNCH();
+  plus(x_.data(), minus_gradient_.data(), candidate_.data());
   difference_norms(x_.data(), candidate_.data(), norm, max_norm);
+  return true;
+}
+
+void DeviceState::write_to_user() {
+  host_.assign_x(download_x());
+  host_.write_to_user();
 }
 
 std::vector<double> DeviceState::download_x() const {

@@ -186,7 +186,7 @@ class GeneralCpuEngine final : public HostEvaluatedEngine, public EngineInspecti
     ++counters_.linear_iterations;
   }
 
-  const double* step() const override { return delta_.data(); }
+  bool move_candidate() override { return state_.move_candidate(delta_.data()); }
 
   CpuBlockSchur schur_;
   std::vector<double> jacobian_, f_;

@@ -1,13 +1,12 @@
 // The GPU engine of the general structure (SchurStructure): the library's cost functions are evaluated
 // on the GPU (DeviceFamilies), the user's on CPU threads (ThreadedEvaluator) with their rows of the
-// Jacobian going to the device in one copy per evaluation at x; manifolds (Plus, PlusJacobian) run on
-// the host (BlockState), and the whole linear algebra of a step runs on the device on JacobianCells'
-// layout with block_schur_math.h's functions (block_schur_kernels.cuh): Jacobi scaling, the LM
+// Jacobian going to the device in one copy per evaluation at x; the parameters and their manifolds
+// (Plus, PlusJacobian) live on the device or on the host (ParameterState), and the whole linear
+// algebra of a step runs on the device on JacobianCells' layout with block_schur_math.h's functions (block_schur_kernels.cuh): Jacobi scaling, the LM
 // diagonal, the e-blocks' inverses, the reduced right-hand side, PCG on the implicit Schur complement
 // with the SCHUR_JACOBI or JACOBI blocks (ITERATIVE_SCHUR), or the explicit reduced matrix factored by
 // cuSOLVER (ExplicitSchurSolver: DENSE_SCHUR, SPARSE_SCHUR), the back-substitution and the model cost
-// change. The step comes back to the host for Plus. No floating-point atomics: the same bits run after
-// run.
+// change. No floating-point atomics: the same bits run after run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,11 +18,11 @@
 #include "block_schur_kernels.cuh"
 #include "device_families.h"
 #include "device_reductions.cuh"
-#include "device_state.h"
 #include "device_upload.h"
 #include "explicit_schur_solver.h"
 #include "host_evaluated_engine.h"
 #include "interleaved_schur_product.h"
+#include "parameter_state.h"
 #include "linalg_cuda/backend.h"
 #include "linalg_cuda/conjugate_gradient.h"
 #include "linalg_cuda/cuda_check.h"
@@ -126,8 +125,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
                                                  d_cells_.as<JacobianCell>(), d_row_start_.as<int>(),
                                                  d_row_offset_.as<long>(), d_tangent_size_.as<int>(), stream_);
     // With every residual on the GPU and every manifold one it applies, the state lives there too.
-    if (!families_->empty() && evaluator_.num_f() == 0)
-      device_state_ = DeviceState::make(structure, state_.x(), evaluator_.plus_jacobian_offsets(), stream_);
+    parameters_ = make_parameter_state(structure, &state_, &evaluator_, !families_->empty() && evaluator_.num_f() == 0,
+                                       stream_);
     phase("device families");
     if (!families_->empty()) candidate_f_device_ = DeviceVector<double>(std::max<long>(1, cells_.num_rows));
     jacobian_ = DeviceVector<double>(std::max<long>(1, cells_.num_values));
@@ -155,22 +154,16 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     partials_ = DeviceVector<double>(kMaxReduceBlocks, 0.0);
     scalars_.reserve(4 * sizeof(double));
     LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 4 * sizeof(double), stream_));
-    host_gradient_.reserve(std::max<long>(1, n_) * sizeof(double));
-    host_delta_.reserve(std::max<long>(1, n_) * sizeof(double));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream_));
     phase("work vectors");
   }
 
   bool evaluate_at_x(double* cost) override {
     const auto start = std::chrono::steady_clock::now();
-    bool ok = true;
-    if (device_state_) {
-      device_state_->update_plus_jacobians();
-      families_->launch_on_device(device_state_->x(), device_state_->plus_jacobians(), f_.data(), jacobian_.data());
-      ok = families_->finish(cost) && std::isfinite(*cost);
-    } else if ((ok = evaluator_.update_plus_jacobians(state_.x()))) {
-      // The device families run while the CPU threads evaluate the rest.
-      families_->launch(state_.x(), &evaluator_.plus_jacobians(), f_.data(), jacobian_.data());
+    const double *x = nullptr, *plus_jacobians = nullptr;
+    bool ok = parameters_->x_on_device(&x, &plus_jacobians);
+    if (ok) {  // the device families run while the CPU threads evaluate the user's cost functions
+      families_->launch(x, plus_jacobians, f_.data(), jacobian_.data());
       double host_cost = 0.0, device_cost = 0.0;
       ok = evaluator_.evaluate(state_.x(), host_f_.as<double>(), host_jacobian_.as<double>(), &host_cost);
       if (ok) {  // the one upload of the iteration
@@ -183,21 +176,14 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
       ok = ok && std::isfinite(*cost);
     }
     if (interleaved_) interleaved_->jacobian_changed();
-    if (ok) {  // the gradient J'f, and on the host for its projected norms unless the state is on the device
-      column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());
-      if (!device_state_) copy_to_host(host_gradient_.as<double>(), gradient_.data(), n_);
-    }
+    if (ok) column_sums(f_.data(), false, 0, s_.num_variable_blocks(), gradient_.data());  // J'f
     counters_.jacobian_seconds += seconds_since(start);
     ++counters_.jacobian_evaluations;
     return ok;
   }
 
   bool candidate_cost(double* cost) override {
-    if (device_state_) {
-      families_->launch_on_device(device_state_->candidate(), nullptr, candidate_f_device_.data(), nullptr);
-      return families_->finish(cost) && std::isfinite(*cost);
-    }
-    families_->launch(state_.candidate(), nullptr, candidate_f_device_.data(), nullptr);
+    families_->launch(parameters_->candidate_on_device(), nullptr, candidate_f_device_.data(), nullptr);
     double host_cost = 0.0, device_cost = 0.0;
     const bool host_ok = HostEvaluatedEngine::candidate_cost(&host_cost);
     const bool ok = families_->finish(&device_cost) && host_ok;
@@ -206,29 +192,13 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   }
 
   bool gradient_norms(double* norm, double* max_norm) override {
-    if (!device_state_) return state_.projected_gradient_norms(host_gradient_.as<double>(), norm, max_norm);
-    device_state_->projected_gradient_norms(gradient_.data(), norm, max_norm);
-    return true;
+    return parameters_->gradient_norms(gradient_.data(), norm, max_norm);
   }
-  bool move_candidate() override {
-    if (!device_state_) return HostEvaluatedEngine::move_candidate();
-    device_state_->move_candidate(delta_.data());
-    return true;
-  }
-  double x_norm() override { return device_state_ ? device_state_->x_norm() : HostEvaluatedEngine::x_norm(); }
-  double delta_norm() override {
-    return device_state_ ? device_state_->step_norm() : HostEvaluatedEngine::delta_norm();
-  }
-  void accept_candidate() override {
-    if (device_state_)
-      device_state_->accept_candidate();
-    else
-      HostEvaluatedEngine::accept_candidate();
-  }
-  void write_parameters() override {
-    if (device_state_) state_.assign_x(device_state_->download_x());
-    HostEvaluatedEngine::write_parameters();
-  }
+  bool move_candidate() override { return parameters_->move_candidate(); }
+  double x_norm() override { return parameters_->x_norm(); }
+  double delta_norm() override { return parameters_->step_norm(); }
+  void accept_candidate() override { parameters_->accept_candidate(); }
+  void write_parameters() override { parameters_->write_to_user(); }
 
   void compute_jacobi_scaling() override {
     column_norms(norms_.data());
@@ -302,14 +272,7 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
                                                                        per_residual_.data());
     LINALG_CUDA_CHECK_LAUNCH();
     result.model_cost_change = device_sum(per_residual_.data(), R_);
-    result.finite = std::isfinite(result.model_cost_change);
-    if (device_state_) {  // the step stays on the device: a NaN or Inf in it makes its sum one too
-      result.finite = result.finite && std::isfinite(device_sum(delta_.data(), n_));
-    } else {
-      double* delta = host_delta_.as<double>();
-      copy_to_host(delta, delta_.data(), n_);
-      for (long i = 0; i < n_; ++i) result.finite = result.finite && std::isfinite(delta[i]);
-    }
+    result.finite = parameters_->take_step(delta_.data()) && std::isfinite(result.model_cost_change);
     counters_.linear_seconds += seconds_since(start);
     return result;
   }
@@ -322,16 +285,12 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     return dy.to_std();
   }
   std::vector<double> preconditioner_blocks() override { return blocks_.to_std(); }
-  std::vector<double> delta() override {
-    if (device_state_) return download(delta_, n_);
-    const double* delta = host_delta_.as<double>();
-    return std::vector<double>(delta, delta + n_);
-  }
+  std::vector<double> delta() override { return download(delta_, n_); }
   std::string description() const override {
     const long device = families_->num_residuals(), all = static_cast<long>(s_.residuals.size());
     return std::string("cuda (general structure: ") + std::to_string(device) + " of " + std::to_string(all) +
            " residual blocks evaluated on the GPU, the rest on " + std::to_string(options_.num_threads) +
-           " CPU thread(s); the linear algebra" + (device_state_ ? ", the parameters and their manifolds" : "") +
+           " CPU thread(s); the linear algebra" + (parameters_->on_device() ? ", the parameters and their manifolds" : "") +
            " on the GPU)";
   }
 
@@ -458,8 +417,6 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
     counters_.linear_iterations += result->linear_iterations;
   }
 
-  const double* step() const override { return host_delta_.as<double>(); }
-
   cudaStream_t stream_;
   long n_ = 0, nf_ = 0;
   bool points_ = false;  // every e-block has 3 tangent values: the e-block kernels specialised for them
@@ -476,12 +433,8 @@ class GeneralCudaEngine final : public HostEvaluatedEngine, public EngineInspect
   DeviceBuffer d_diagonal_chunks_by_size_;
   linalg_cuda::PinnedBuffer host_jacobian_, host_f_;  // the CPU threads' rows, uploaded from pinned memory
   std::unique_ptr<DeviceFamilies> families_;
-  // The parameters on the device (null: on the host, BlockState), when every residual is a device
-  // family's and every manifold one the GPU applies.
-  std::unique_ptr<DeviceState> device_state_;
+  std::unique_ptr<ParameterState> parameters_;  // on the device or on the host (parameter_state.h)
   DeviceVector<double> candidate_f_device_;  // the device families' residuals at the candidate
-  // J'f for its projected norms, and the step for Plus: downloaded each LM step into page-locked memory.
-  linalg_cuda::PinnedBuffer host_gradient_, host_delta_;
   DeviceVector<double> jacobian_, f_, gradient_, scaling_, norms_, diagonal_, d2_, step_, delta_, v_inverse_, blocks_,
       rhs_, y_, y_e_, per_residual_, partials_;
   mutable DeviceVector<double> rows_, e_values_, product_partials_;  // the Schur product's scratch

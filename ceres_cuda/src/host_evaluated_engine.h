@@ -3,7 +3,7 @@
 // Jacobian's cell layout, the user's cost functions on CPU threads (ThreadedEvaluator) and the
 // parameter values on the host (BlockState), with the steps of the LM loop that only touch those:
 // the candidate's cost, the norms of x and of the step, accepting the candidate, writing x back.
-// A subclass solves the step and keeps it, a host tangent vector, for step(). The evaluator takes the
+// A subclass solves the step and moves the candidate along it (move_candidate). The evaluator takes the
 // residuals from first_host_residual on (all of them unless a subclass evaluates others elsewhere).
 #include <vector>
 
@@ -17,7 +17,7 @@ namespace ceres_cuda::detail {
 
 class HostEvaluatedEngine : public BaEngine {
  public:
-  // candidate = Plus(x, step()); a Plus that fails makes it a point of infinite cost, as in Ceres.
+  // candidate = Plus(x, step); a Plus that fails makes it a point of infinite cost, as in Ceres.
   bool evaluate_candidate(double* cost) override;
   double x_norm() override { return state_.x_norm(); }
   double delta_norm() override { return state_.step_norm(); }
@@ -30,12 +30,11 @@ class HostEvaluatedEngine : public BaEngine {
   // The evaluator's residuals and Jacobian at x into host arrays (its range of JacobianCells' layout),
   // timed and counted.
   bool evaluate_jacobian(double* f, double* jacobian, double* cost);
-  // candidate = Plus(x, step()) (evaluate_candidate's first part); false when a Plus fails.
-  virtual bool move_candidate() { return state_.move_candidate(step()); }
+  // candidate = Plus(x, the last step delta, scaled back by the Jacobi scaling) (evaluate_candidate's
+  // first part); false when a Plus fails.
+  virtual bool move_candidate() = 0;
   // The cost at the candidate (evaluate_candidate times and counts it); by default, the evaluator's.
   virtual bool candidate_cost(double* cost);
-  // The last step delta (scaled back by the Jacobi scaling), a host tangent vector.
-  virtual const double* step() const = 0;
 
   const SchurStructure& s_;
   EngineOptions options_;

@@ -101,8 +101,9 @@ TEST(DeviceState, MatchesTheHostStateForEveryManifoldItApplies) {
   const JacobianCells cells(s);
   ThreadedEvaluator evaluator(s, cells, 1);
   BlockState host(s, 1);
+  BlockState start(s, 1);  // the device state's to write back to
   cudaStream_t stream = linalg_cuda::thread_context().stream();
-  const std::unique_ptr<DeviceState> device = DeviceState::make(s, host.x(), evaluator.plus_jacobian_offsets(), stream);
+  const std::unique_ptr<DeviceState> device = DeviceState::make(s, &start, evaluator.plus_jacobian_offsets(), stream);
   ASSERT_NE(device, nullptr);
 
   std::normal_distribution<double> normal(0.0, 0.3);
@@ -114,37 +115,49 @@ TEST(DeviceState, MatchesTheHostStateForEveryManifoldItApplies) {
   for (int round = 0; round < 4; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     ASSERT_TRUE(evaluator.update_plus_jacobians(host.x()));
-    device->update_plus_jacobians();
+    const double *x = nullptr, *plus_jacobians = nullptr;
+    ASSERT_TRUE(device->x_on_device(&x, &plus_jacobians));
     const std::vector<double>& expected_jacobians = evaluator.plus_jacobians();
-    expect_near(download(device->plus_jacobians(), static_cast<long>(expected_jacobians.size())), expected_jacobians,
-                1e-15, "PlusJacobian");
+    expect_near(download(plus_jacobians, static_cast<long>(expected_jacobians.size())), expected_jacobians, 1e-15,
+                "PlusJacobian");
 
     std::vector<double> delta = random_tangent();
     if (round == 1) std::fill(delta.begin(), delta.end(), 0.0);  // the quaternions' zero step
     const linalg_cuda::DeviceVector<double> d_delta(delta);
     ASSERT_TRUE(host.move_candidate(delta.data()));
-    device->move_candidate(d_delta.data());
+    EXPECT_TRUE(device->take_step(d_delta.data()));
+    EXPECT_TRUE(device->move_candidate());
     const std::vector<double> host_candidate(host.candidate(), host.candidate() + s.state_size);
-    expect_near(download(device->candidate(), s.state_size), host_candidate, 1e-14, "Plus");
+    expect_near(download(device->candidate_on_device(), s.state_size), host_candidate, 1e-14, "Plus");
     EXPECT_NEAR(device->step_norm(), host.step_norm(), 1e-13 * host.step_norm() + 1e-300);
 
     const std::vector<double> gradient = random_tangent();
     const linalg_cuda::DeviceVector<double> d_gradient(gradient);
     double host_norm = 0, host_max = 0, device_norm = 0, device_max = 0;
     ASSERT_TRUE(host.projected_gradient_norms(gradient.data(), &host_norm, &host_max));
-    device->projected_gradient_norms(d_gradient.data(), &device_norm, &device_max);
+    EXPECT_TRUE(device->gradient_norms(d_gradient.data(), &device_norm, &device_max));
     EXPECT_NEAR(device_norm, host_norm, 1e-13 * host_norm);
     EXPECT_NEAR(device_max, host_max, 1e-13 * host_max);
 
     // Move again (the projection used the candidate's array), then accept.
     ASSERT_TRUE(host.move_candidate(delta.data()));
-    device->move_candidate(d_delta.data());
+    EXPECT_TRUE(device->move_candidate());
     host.accept_candidate();
     device->accept_candidate();
     const std::vector<double> host_x(host.x(), host.x() + s.state_size);
     expect_near(device->download_x(), host_x, 1e-14, "x after accepting");
     EXPECT_NEAR(device->x_norm(), host.x_norm(), 1e-13 * host.x_norm());
   }
+  // A step with a NaN is not finite; writing back gives the user's blocks the device's x.
+  std::vector<double> bad(s.tangent_size(), 0.0);
+  bad[5] = std::nan("");
+  const linalg_cuda::DeviceVector<double> d_bad(bad);
+  EXPECT_FALSE(device->take_step(d_bad.data()));
+  device->write_to_user();
+  const std::vector<double> device_x = device->download_x();
+  for (int b = 0; b < s.num_variable_blocks(); ++b)
+    for (int k = 0; k < s.blocks[b].size; ++k)
+      EXPECT_EQ(s.blocks[b].user[k], device_x[s.blocks[b].offset + k]) << "block " << b << " entry " << k;
 }
 
 TEST(DeviceState, LeavesOtherManifoldsToTheHost) {

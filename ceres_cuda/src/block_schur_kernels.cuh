@@ -1,8 +1,9 @@
 #pragma once
-// The general GPU engine's kernels (general_cuda_engine.cu): block_schur_math.h's per-item functions,
-// a thread per item (residual block, variable block or Jacobian cell) over a grid-stride loop. A
-// thread owns what it writes, and every sum runs in block_schur_math.h's fixed order: the same bits
-// run after run. The explicit reduced system's kernels are in explicit_schur_kernels.cuh.
+// The general GPU engine's kernels over the Jacobian's cells (CellProducts, cell_products.cu):
+// block_schur_math.h's per-item functions, a thread per item (residual block, variable block or
+// Jacobian cell) over a grid-stride loop. A thread owns what it writes, and every sum runs in
+// block_schur_math.h's fixed order: the same bits run after run. The explicit reduced system's kernels
+// are in explicit_schur_kernels.cuh, the element-wise ones of an LM step in lm_step_kernels.cuh.
 #include "block_schur_math.h"
 #include "grid_stride.cuh"
 #include "linalg_cuda/internal/deterministic_reduce.cuh"
@@ -12,15 +13,8 @@
 namespace ceres_cuda::detail {
 namespace {
 
-
 __global__ void row_product_kernel(BlockSparseView v, int residuals, const double* x, bool f_only, double* rows) {
   CERES_CUDA_FOR_EACH(r, 0, residuals) row_product(v, r, x, f_only, rows);
-}
-
-// rows = f - rows.
-__global__ void residual_minus_kernel(long n, const double* f, double* rows) {
-  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
-    rows[k] = f[k] - rows[k];
 }
 
 __global__ void subtract_e_kernel(BlockSparseView v, int residuals, const double* w, double* rows) {
@@ -126,38 +120,10 @@ __global__ void model_change_kernel(BlockSparseView v, int residuals, const doub
   CERES_CUDA_FOR_EACH(r, 0, residuals) out[r] = model_cost_change(v, r, js, f);
 }
 
-// Element-wise steps of the LM iteration over n tangent values.
-__global__ void lm_diagonal_kernel(long n, const double* norms, double min_diagonal, double max_diagonal,
-                                   double* diagonal) {
-  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
-    diagonal[k] = fmin(fmax(norms[k], min_diagonal), max_diagonal);
-}
-
-__global__ void damping_kernel(long n, const double* diagonal, double radius, double* d2) {
-  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads) {
-    const double d = sqrt(diagonal[k] / radius);
-    d2[k] = d * d;
-  }
-}
-
-__global__ void jacobi_scaling_kernel(long n, const double* norms, double* scaling) {
-  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
-    scaling[k] = 1.0 / (1.0 + sqrt(norms[k]));
-}
-
 // out += d2 .* x (the Schur product's damping), over the f-part.
 __global__ void add_damping_kernel(long n, const double* d2, const double* x, double* out) {
   for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads)
     out[k] += d2[k] * x[k];
-}
-
-// step = -y (f-part from the reduced solve, e-part from the back-substitution); delta = step .* scaling.
-__global__ void step_kernel(long n, long nf, const double* y_f, const double* y_e, const double* scaling, double* step,
-                            double* delta) {
-  for (long k = blockIdx.x * static_cast<long>(kBlockThreads) + threadIdx.x; k < n; k += static_cast<long>(gridDim.x) * kBlockThreads) {
-    step[k] = -(k < nf ? y_f[k] : y_e[k - nf]);
-    delta[k] = step[k] * scaling[k];
-  }
 }
 
 }  // namespace

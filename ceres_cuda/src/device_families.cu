@@ -56,7 +56,7 @@ DeviceFamilies::DeviceFamilies(const SchurStructure& structure, const std::vecto
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void DeviceFamilies::launch(const double* state, const double* plus_jacobians, double* f, double* jacobian) {
+void DeviceFamilies::start(const EvaluationPoint& at, double* f, double* jacobian) {
   if (empty()) return;
   int* failed = scalars_.as<int>();
   LINALG_CUDA_CHECK(cudaMemsetAsync(failed, 0, sizeof(int), stream_));
@@ -67,10 +67,10 @@ void DeviceFamilies::launch(const double* state, const double* plus_jacobians, d
     args.blocks = family.blocks.as<int>();
     args.observations = family.observations.as<double>();
     args.loss = family.loss;
-    args.state = state;
+    args.state = at.device_state;
     args.block_offset = block_offset_.as<long>();
     args.plus_offset = plus_offset_.as<long>();
-    args.plus_jacobians = plus_jacobians;
+    args.plus_jacobians = at.plus_jacobians;
     args.cells = cells_;
     args.row_start = row_start_;
     args.row_offset = row_offset_;

@@ -1,9 +1,9 @@
 #pragma once
-// The residual families of a SchurStructure that the GPU evaluates (residual_families.h): their
-// constants on the device (block numbers and observations per residual, every block's place in the
-// state, the PlusJacobians' places), and per evaluation a kernel per family (device_family_kernels.cuh)
-// at the state on the device (parameter_state.h). The device families lead the structure's residuals, so their costs
-// fill one per-residual array, summed in a fixed order. Only the general GPU engine includes this.
+// The residual families of a SchurStructure that the GPU evaluates (residual_families.h), as the general
+// GPU engine's ResidualEvaluation: their constants on the device (block numbers and observations per
+// residual, every block's place in the state, the PlusJacobians' places), and per evaluation a kernel
+// per family (device_family_kernels.cuh) at the state on the device. The device families lead the
+// structure's residuals, so their costs fill one per-residual array, summed in a fixed order.
 #include <cuda_runtime.h>
 
 #include <vector>
@@ -11,11 +11,12 @@
 #include "jacobian_cells.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_vector.h"
+#include "residual_evaluation.h"
 #include "schur_structure.h"
 
 namespace ceres_cuda::detail {
 
-class DeviceFamilies {
+class DeviceFamilies final : public ResidualEvaluation {
  public:
   // plus_jacobian_offset: per variable block, its PlusJacobian's place in the array that launch() takes,
   // or -1 (ThreadedEvaluator's layout). device_cells ... device_tangent_size: the engine's copies of
@@ -25,16 +26,13 @@ class DeviceFamilies {
                  const int* device_tangent_size, cudaStream_t stream);
 
   bool empty() const { return residuals_ == 0; }
-  int num_residuals() const { return residuals_; }  // the device families' residuals: [0, num_residuals())
+  int first() const override { return 0; }
+  int num_residuals() const override { return residuals_; }
 
-  // Starts the evaluation at state (every block's ambient values, on the device) on the stream:
-  // residual values into f (the structure's residual vector on the device) and, with jacobian, the cells
-  // into jacobian, each block's PlusJacobian read from plus_jacobians (ThreadedEvaluator's layout, on
-  // the device; null where no block has a manifold). Returns at once; finish() waits.
-  void launch(const double* state, const double* plus_jacobians, double* f, double* jacobian);
-  // Waits for launch()'s work: false when a residual could not be evaluated or gave a value that is
-  // not finite; otherwise *cost is the families' cost, summed in a fixed order.
-  bool finish(double* cost);
+  // Launches the families' kernels at EvaluationPoint::device_state on the stream and returns; the
+  // residual values go to f whether or not the Jacobian is asked for.
+  void start(const EvaluationPoint& at, double* f, double* jacobian) override;
+  bool finish(double* cost) override;
 
  private:
   struct Family {

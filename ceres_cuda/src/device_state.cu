@@ -83,12 +83,11 @@ DeviceState::DeviceState(const SchurStructure& structure, BlockState* host, std:
   LINALG_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, 4 * sizeof(double), stream));
 }
 
-bool DeviceState::x_on_device(const double** x, const double** plus_jacobians) {
+bool DeviceState::at_x(EvaluationPoint* point) {
   plus_jacobian_kernel<<<blocks_for(std::max(1, num_blocks_)), kReduceThreads, 0, stream_>>>(
       blocks_.as<ManifoldBlock>(), num_blocks_, x_.data(), plus_jacobians_.data());
   LINALG_CUDA_CHECK_LAUNCH();
-  *x = x_.data();
-  *plus_jacobians = plus_jacobians_.data();
+  *point = {x_.data(), nullptr, plus_jacobians_.data()};
   return true;
 }
 

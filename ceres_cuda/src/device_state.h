@@ -28,8 +28,8 @@ class DeviceState final : public ParameterState {
   static std::unique_ptr<DeviceState> make(const SchurStructure& structure, BlockState* host,
                                            const std::vector<long>& plus_jacobian_offset, cudaStream_t stream);
 
-  bool x_on_device(const double** x, const double** plus_jacobians) override;
-  const double* candidate_on_device() override { return candidate_.data(); }
+  bool at_x(EvaluationPoint* point) override;
+  EvaluationPoint at_candidate() override { return {candidate_.data(), nullptr, nullptr}; }
   // A NaN or Inf in the step makes its sum one too.
   bool take_step(const double* delta) override;
   bool move_candidate() override;  // the GPU's manifolds never fail

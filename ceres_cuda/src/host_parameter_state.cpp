@@ -7,6 +7,7 @@
 
 #include "device_state.h"
 #include "linalg_cuda/cuda_check.h"
+#include "linalg_cuda/cuda_stream.h"
 #include "linalg_cuda/device_buffer.h"
 #include "linalg_cuda/device_vector.h"
 #include "parameter_state.h"
@@ -26,19 +27,20 @@ class HostParameterState final : public ParameterState {
     host_gradient_.reserve(std::max<long>(1, n_) * sizeof(double));
   }
 
-  bool x_on_device(const double** x, const double** plus_jacobians) override {
+  bool at_x(EvaluationPoint* point) override {
     if (!evaluator_.update_plus_jacobians(host_.x())) return false;
-    *x = upload_state(host_.x());
+    point->device_state = upload_state(host_.x());
+    point->host_state = host_.x();
     const std::vector<double>& p = evaluator_.plus_jacobians();
     if (!p.empty()) {
       if (device_plus_jacobians_.size() < p.size()) device_plus_jacobians_ = linalg_cuda::DeviceVector<double>(p.size());
       LINALG_CUDA_CHECK(cudaMemcpyAsync(device_plus_jacobians_.data(), p.data(), p.size() * sizeof(double),
                                         cudaMemcpyHostToDevice, stream_));
     }
-    *plus_jacobians = p.empty() ? nullptr : device_plus_jacobians_.data();
+    point->plus_jacobians = p.empty() ? nullptr : device_plus_jacobians_.data();
     return true;
   }
-  const double* candidate_on_device() override { return upload_state(host_.candidate()); }
+  EvaluationPoint at_candidate() override { return {upload_state(host_.candidate()), host_.candidate(), nullptr}; }
 
   bool take_step(const double* delta) override {
     double* host = host_delta_.as<double>();
@@ -60,12 +62,14 @@ class HostParameterState final : public ParameterState {
   bool on_device() const override { return false; }
 
  private:
-  // Through host_state_, which the previous upload has left: every evaluation synchronises the stream
-  // (DeviceFamilies::finish) before the next upload.
+  // Through host_state_, once the previous upload has left it (a candidate's upload may still run when
+  // the next x is uploaded: nothing waits for the stream when only CPU threads evaluate).
   const double* upload_state(const double* values) {
+    LINALG_CUDA_CHECK(cudaEventSynchronize(state_uploaded_.get()));
     std::memcpy(host_state_.data(), values, state_size_ * sizeof(double));
     LINALG_CUDA_CHECK(cudaMemcpyAsync(device_state_.data(), host_state_.data(), state_size_ * sizeof(double),
                                       cudaMemcpyHostToDevice, stream_));
+    LINALG_CUDA_CHECK(cudaEventRecord(state_uploaded_.get(), stream_));
     return device_state_.data();
   }
   void download(double* host, const double* device, long n) {
@@ -81,6 +85,7 @@ class HostParameterState final : public ParameterState {
   // The state's copy, the step and the gradient in page-locked memory: their copies wait for nothing
   // queued before them.
   linalg_cuda::PinnedBuffer host_state_, host_delta_, host_gradient_;
+  linalg_cuda::CudaEvent state_uploaded_;
 };
 
 }  // namespace

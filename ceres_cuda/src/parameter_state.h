@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "block_state.h"
+#include "residual_evaluation.h"
 #include "schur_structure.h"
 #include "threaded_evaluator.h"
 
@@ -18,11 +19,11 @@ namespace ceres_cuda::detail {
 class ParameterState {
  public:
   virtual ~ParameterState() = default;
-  // x on the device and, through *plus_jacobians, the PlusJacobians at x there (ThreadedEvaluator's
-  // layout), for an evaluation with the Jacobian; false when a manifold's PlusJacobian failed.
-  virtual bool x_on_device(const double** x, const double** plus_jacobians) = 0;
-  // The candidate on the device, for the residuals alone.
-  virtual const double* candidate_on_device() = 0;
+  // x for an evaluation with the Jacobian: on the device with the PlusJacobians at x there, and on the
+  // host where the state lives there; false when a manifold's PlusJacobian failed.
+  virtual bool at_x(EvaluationPoint* point) = 0;
+  // The candidate, for the residuals alone (no PlusJacobians).
+  virtual EvaluationPoint at_candidate() = 0;
   // Takes the step the engine solved (a device tangent vector, kept until the next step): whether all
   // its values are finite.
   virtual bool take_step(const double* delta) = 0;

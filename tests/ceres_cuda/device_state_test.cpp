@@ -115,10 +115,11 @@ TEST(DeviceState, MatchesTheHostStateForEveryManifoldItApplies) {
   for (int round = 0; round < 4; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     ASSERT_TRUE(evaluator.update_plus_jacobians(host.x()));
-    const double *x = nullptr, *plus_jacobians = nullptr;
-    ASSERT_TRUE(device->x_on_device(&x, &plus_jacobians));
+    EvaluationPoint x;
+    ASSERT_TRUE(device->at_x(&x));
+    EXPECT_EQ(x.host_state, nullptr);
     const std::vector<double>& expected_jacobians = evaluator.plus_jacobians();
-    expect_near(download(plus_jacobians, static_cast<long>(expected_jacobians.size())), expected_jacobians, 1e-15,
+    expect_near(download(x.plus_jacobians, static_cast<long>(expected_jacobians.size())), expected_jacobians, 1e-15,
                 "PlusJacobian");
 
     std::vector<double> delta = random_tangent();
@@ -128,7 +129,7 @@ TEST(DeviceState, MatchesTheHostStateForEveryManifoldItApplies) {
     EXPECT_TRUE(device->take_step(d_delta.data()));
     EXPECT_TRUE(device->move_candidate());
     const std::vector<double> host_candidate(host.candidate(), host.candidate() + s.state_size);
-    expect_near(download(device->candidate_on_device(), s.state_size), host_candidate, 1e-14, "Plus");
+    expect_near(download(device->at_candidate().device_state, s.state_size), host_candidate, 1e-14, "Plus");
     EXPECT_NEAR(device->step_norm(), host.step_norm(), 1e-13 * host.step_norm() + 1e-300);
 
     const std::vector<double> gradient = random_tangent();

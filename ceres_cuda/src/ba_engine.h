@@ -39,6 +39,7 @@ struct EngineCounters {
   // solve on the function or parameter tolerance is not an IterationSummary)
   int linear_iterations = 0;
   int residual_evaluations = 0, jacobian_evaluations = 0;
+  long cameras_ceres_eliminates = 0;  // BaIndex's, from the BAL engines' set-up
 };
 
 class BaEngine {

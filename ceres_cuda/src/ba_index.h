@@ -19,6 +19,11 @@ struct BaIndex {
   // the camera has the point. Both empty when no camera sees a point twice (the common case).
   std::vector<int> pair_next;
   std::vector<unsigned char> pair_repeat;
+  // Without an ordering (the layout's program positions given), the variable cameras that Ceres'
+  // independent set would eliminate first, where the BAL engines eliminate every point: the same
+  // problem by another reduced system, which Solve logs. 0 where Ceres eliminates the points, as
+  // they do; at least 1 where it eliminates a camera (it may then take more).
+  long cameras_ceres_eliminates = 0;
 };
 
 BaIndex make_index(const BaLayout& layout);

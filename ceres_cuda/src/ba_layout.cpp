@@ -102,7 +102,8 @@ struct ResidualUse {
 // point-order tile are seen by few cameras. The first use is an integer minimum over the residuals
 // (the same whatever order the threads take), then a counting sort of the residuals that are first
 // uses, by constancy.
-void number_points_camera_major(std::vector<BaResidual>* residuals, std::vector<double*>* points, int variable_points) {
+void number_points_camera_major(std::vector<BaResidual>* residuals, std::vector<double*>* points, int variable_points,
+                                std::vector<int>* point_position) {
   const long count = static_cast<long>(residuals->size());
   const long n = static_cast<long>(points->size());
   const std::unique_ptr<std::atomic<int>[]> first(new std::atomic<int>[n]);
@@ -121,6 +122,7 @@ void number_points_camera_major(std::vector<BaResidual>* residuals, std::vector<
     }
   }
   std::vector<double*> renumbered(n);
+  std::vector<int> renumbered_position(point_position->empty() ? 0 : n);
   parallel_counting_sort(
       count, 2,
       [&](long r) {
@@ -130,10 +132,12 @@ void number_points_camera_major(std::vector<BaResidual>* residuals, std::vector<
       [&](long r, long position) {
         number[all[r].point] = static_cast<int>(position);
         renumbered[position] = (*points)[all[r].point];
+        if (!renumbered_position.empty()) renumbered_position[position] = (*point_position)[all[r].point];
       });
 #pragma omp parallel for schedule(static)
   for (long r = 0; r < count; ++r) all[r].point = number[all[r].point];
   points->swap(renumbered);
+  point_position->swap(renumbered_position);
 }
 
 }  // namespace
@@ -272,12 +276,18 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
   // tend to share their look-ups' paths), then variable ones first (a counting sort by constancy).
   // By slot: the block's index in layout cameras or points.
   const std::unique_ptr<int[]> number = uninitialised_array<int>(capacity);
-  auto number_blocks = [&](const unsigned char* first_use, bool as_camera, long n, int size, std::vector<double*>* ordered) {
+  // Without an ordering, per block by index its place in Ceres' program order (2 x its first residual +
+  // its slot there), for the index's check of Ceres' e-blocks (ba_index.h); 2 x the residuals fit an int.
+  const bool positions = !options.linear_solver_ordering && count < INT_MAX / 2;
+  auto number_blocks = [&](const unsigned char* first_use, bool as_camera, long n, int size, std::vector<double*>* ordered,
+                           std::vector<int>* position) {
     const std::unique_ptr<int[]> slot_by_use = uninitialised_array<int>(n);
+    const std::unique_ptr<int[]> position_by_use = uninitialised_array<int>(positions ? n : 0);
     parallel_counting_sort(
         count, 1, [&](long r) { return first_use[r] ? 0 : -1; },
-        [&](long r, long position) {
-          slot_by_use[position] = as_camera ? uses[r].camera() : static_cast<int>(uses[r].point);
+        [&](long r, long at) {
+          slot_by_use[at] = as_camera ? uses[r].camera() : static_cast<int>(uses[r].point);
+          if (positions) position_by_use[at] = 2 * static_cast<int>(r) + (uses[r].camera_first() == as_camera ? 0 : 1);
         });
     const std::unique_ptr<unsigned char[]> constant = uninitialised_array<unsigned char>(n);
     long unsupported = 0;
@@ -290,18 +300,22 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
     if (unsupported > 0) return -1;
     reserve_fresh(ordered, n);
     ordered->resize(n);
+    if (positions) position->resize(n);
     const std::vector<long> start = parallel_counting_sort(
         n, 2, [&](long k) { return static_cast<int>(constant[k]); },
-        [&](long k, long position) {
+        [&](long k, long at) {
           const int s = slot_by_use[k];
-          number[s] = static_cast<int>(position);
-          (*ordered)[position] = table.key(s);
+          number[s] = static_cast<int>(at);
+          (*ordered)[at] = table.key(s);
+          if (positions) (*position)[at] = position_by_use[k];
         });
     return static_cast<int>(start[1]);  // the variable ones
   };
-  layout->variable_cameras = number_blocks(first_camera_use.get(), true, cameras, reference.camera_size, &layout->cameras);
+  layout->variable_cameras = number_blocks(first_camera_use.get(), true, cameras, reference.camera_size,
+                                           &layout->cameras, &layout->camera_position);
   if (layout->variable_cameras < 0) return "a camera block has a manifold (local parameterization) or bounds";
-  layout->variable_points = number_blocks(first_point_use.get(), false, points, kPointSize, &layout->points);
+  layout->variable_points =
+      number_blocks(first_point_use.get(), false, points, kPointSize, &layout->points, &layout->point_position);
   if (layout->variable_points < 0) return "a point block has a manifold (local parameterization) or bounds";
   first_camera_use.reset();
   first_point_use.reset();
@@ -356,7 +370,7 @@ std::string analyze_problem(const ceres::Solver::Options& options, ceres::Proble
         }
       });
   phase("camera-major order");
-  number_points_camera_major(&sorted, &layout->points, variable_points);
+  number_points_camera_major(&sorted, &layout->points, variable_points, &layout->point_position);
   const long kept = start[camera_count];
   layout->fixed_residuals.assign(sorted.begin() + kept, sorted.end());
   sorted.resize(kept);

@@ -52,6 +52,11 @@ struct BaLayout {
   std::vector<double> observations;
   BuiltinLoss loss;  // kind None when no loss (valid only with snavely)
 
+  // Without an ordering, each camera's and point's place in Ceres' program order (2 x the problem
+  // order of its first residual + its slot there), by index; empty with one. Ceres breaks ties of its
+  // e-block choice by it (BaIndex::cameras_ceres_eliminates).
+  std::vector<int> camera_position, point_position;
+
   bool camera_is_variable(int c) const { return c < variable_cameras; }
   bool point_is_variable(int p) const { return p < variable_points; }
 };

@@ -26,6 +26,7 @@ class CpuEngine final : public BaEngine, public EngineInspection {
  public:
   CpuEngine(const BaLayout& layout, const EngineOptions& options)
       : layout_(layout), options_(options), index_(make_index(layout)), evaluator_(layout_, index_, options.num_threads) {
+    counters_.cameras_ceres_eliminates = index_.cameras_ceres_eliminates;
     c_ = index_.camera_size;
     m_ = index_.residual_size;
     R_ = index_.residuals;

@@ -103,6 +103,7 @@ class CudaEngine final : public BaEngine, public EngineInspection {
       : layout_(layout), options_(options), index_(make_index(layout)), stream_(linalg_cuda::thread_context().stream()) {
     if (index_.residuals > (1 << 30)) throw linalg_cuda::InvalidArgument("ceres_cuda: more than 2^30 residual blocks");
     PhaseLog phase("GPU engine");
+    counters_.cameras_ceres_eliminates = index_.cameras_ceres_eliminates;
     const int c = index_.camera_size, m = index_.residual_size, R = index_.residuals;
     camera_values_ = static_cast<std::size_t>(index_.cameras) * c;
     n_ = camera_values_ + 3 * static_cast<std::size_t>(index_.points);

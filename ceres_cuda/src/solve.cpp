@@ -483,6 +483,11 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
     LOG(WARNING) << "ceres_cuda::Solve: " << counters.singular_point_blocks << " eliminated and "
                  << counters.singular_camera_blocks
                  << " preconditioner blocks were not numerically positive definite and were regularised";
+  if (counters.cameras_ceres_eliminates > 0)
+    LOG(WARNING) << "ceres_cuda::Solve: without an ordering, Ceres would eliminate camera blocks too ("
+                 << counters.cameras_ceres_eliminates
+                 << " or more have fewer neighbours than their points); ceres_cuda eliminated every point "
+                    "instead (the same problem, another reduced system). Give linear_solver_ordering to choose.";
   summary->postprocessor_time_in_seconds = 0.0;
   summary->total_time_in_seconds = seconds_since(start);
 }

@@ -297,6 +297,82 @@ TEST(BaAnalysis, PointFirstBlocksWithAndWithoutAnOrdering) {
   expect_reference_analysis(problem, options, false, false);
 }
 
+// Ceres' choice of e-blocks without an ordering, read serially as Ceres makes it: the variable blocks
+// in program order (first use by the residuals, then slot), stably sorted by their number of distinct
+// variable neighbours, each taken unless a neighbour was. Returns the cameras taken.
+long cameras_ceres_takes(ceres::Problem& problem) {
+  std::vector<ceres::ResidualBlockId> ids;
+  problem.GetResidualBlocks(&ids);
+  std::vector<double*> program;
+  std::map<double*, std::set<double*>> neighbours;
+  std::set<double*> cameras;
+  for (const ceres::ResidualBlockId id : ids) {
+    std::vector<double*> blocks;
+    problem.GetParameterBlocksForResidualBlock(id, &blocks);
+    cameras.insert(blocks[0]);  // SnavelyReprojectionError: camera, then point
+    for (double* b : blocks)
+      if (!problem.IsParameterBlockConstant(b) && neighbours.emplace(b, std::set<double*>()).second) program.push_back(b);
+    if (!problem.IsParameterBlockConstant(blocks[0]) && !problem.IsParameterBlockConstant(blocks[1])) {
+      neighbours[blocks[0]].insert(blocks[1]);
+      neighbours[blocks[1]].insert(blocks[0]);
+    }
+  }
+  std::stable_sort(program.begin(), program.end(),
+                   [&](double* a, double* b) { return neighbours[a].size() < neighbours[b].size(); });
+  std::set<double*> marked;
+  long taken = 0;
+  for (double* b : program) {
+    if (marked.count(b)) continue;
+    marked.insert(b);
+    for (double* n : neighbours[b]) marked.insert(n);
+    taken += cameras.count(b);
+  }
+  return taken;
+}
+
+TEST(BaAnalysis, KnowsWhenCeresWouldEliminateCameras) {
+  // Few points seen by many cameras: a camera can have fewer neighbours than its points, and Ceres'
+  // independent set then takes it; the index counts such cameras (at least one where Ceres takes any,
+  // none where it takes only points), and counts none when the ordering names the points.
+  int with_cameras = 0, without = 0;
+  for (unsigned seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const int points = 4 + static_cast<int>(seed % 6) * 3;
+    ceres_cuda::BALProblem bal = synthetic(8, points, 3 + static_cast<int>(seed % 5), seed);
+    if (seed % 3 == 0) bal = ba_test::with_repeated_observations(bal);
+    auto problem = shuffled_problem(bal, seed, nullptr, [&](int k) { return seed % 4 == 1 && k == 2; },
+                                    [&](int k) { return seed % 4 == 2 && k == 1; });
+    const long expected = cameras_ceres_takes(*problem);
+    // The analysis and the index on one thread, then on all: the same count.
+    long found[2];
+    const long saved = set_up_blocks_per_thread();
+    for (int all_threads = 0; all_threads < 2; ++all_threads) {
+      if (all_threads) set_up_blocks_per_thread() = 0;
+      BaLayout layout;
+      ASSERT_EQ(analyze_problem(ba_test::ba_options(), problem.get(), &layout, true), "");
+      found[all_threads] = make_index(layout).cameras_ceres_eliminates;
+    }
+    set_up_blocks_per_thread() = saved;
+    EXPECT_EQ(found[1], found[0]);
+    EXPECT_EQ(found[0] > 0, expected > 0) << found[0] << " " << expected;
+    EXPECT_LE(found[0], expected);
+    (expected > 0 ? with_cameras : without) += 1;
+
+    ceres::Solver::Options ordered = ba_test::ba_options();
+    ordered.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+    for (int k = 0; k < bal.num_points(); ++k) ordered.linear_solver_ordering->AddElementToGroup(bal.mutable_point(k), 0);
+    for (int k = 0; k < bal.num_cameras(); ++k)  // the cameras that see something
+      if (problem->HasParameterBlock(bal.mutable_camera(k)))
+        ordered.linear_solver_ordering->AddElementToGroup(bal.mutable_camera(k), 1);
+    BaLayout layout;
+    ASSERT_EQ(analyze_problem(ordered, problem.get(), &layout, true), "");
+    EXPECT_TRUE(layout.point_position.empty());
+    EXPECT_EQ(make_index(layout).cameras_ceres_eliminates, 0);
+  }
+  EXPECT_GT(with_cameras, 0);
+  EXPECT_GT(without, 0);
+}
+
 // A stand-in cost on two 3-vectors (the analysis takes the second as the point).
 struct ThreeThreeCost : ceres::SizedCostFunction<2, 3, 3> {
   bool Evaluate(double const* const*, double* residuals, double**) const override {

@@ -284,6 +284,51 @@ TEST(CpuSolve, CameraWithoutObservationsAndPointSeenOnce) {
   expect_same_result(reference, ours);
 }
 
+// A problem where Ceres' independent set, without an ordering, takes a camera: a 7th camera sees one
+// point, which 4 others see too (the camera's degree 1, the point's 5).
+ceres_cuda::BALProblem with_camera_seeing_one_point(const ceres_cuda::BALProblem& bal) {
+  std::vector<int> cams = bal.camera_index(), pts = bal.point_index();
+  std::vector<double> obs = bal.observations();
+  cams.push_back(bal.num_cameras());
+  pts.push_back(pts.front());
+  obs.push_back(obs[0] + 1.0);
+  obs.push_back(obs[1] - 1.0);
+  std::vector<double> cameras = bal.cameras();
+  cameras.insert(cameras.end(), cameras.begin(), cameras.begin() + ceres_cuda::BALProblem::kCameraSize);
+  return ceres_cuda::BALProblem(bal.num_cameras() + 1, bal.num_points(), cams, pts, obs, cameras, bal.points());
+}
+
+TEST(CpuSolve, CamerasCeresWouldEliminateStayCamerasWithTheirSize) {
+  // The general engine eliminates blocks of at most 4 values, so the BAL engine keeps the points as
+  // e-blocks (and logs it): the same minimum, another reduced system. Given the points as group 0,
+  // Ceres takes them too, and both solve the same system.
+  const ceres_cuda::BALProblem bal = with_camera_seeing_one_point(synthetic(6, 150, 13));
+  const ceres::Solver::Options options = ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI, 10);
+  const auto [reference, ours] = solve_both(bal, options, Backend::Cpu);
+  EXPECT_EQ(ours.details.path, SolveDetails::Path::Cpu) << ours.details.fallback_reason;
+  EXPECT_EQ(ours.details.engine.find("general structure"), std::string::npos) << ours.details.engine;
+  EXPECT_EQ(ours.summary.termination_type, reference.termination_type);
+  EXPECT_NEAR(ours.summary.final_cost, reference.final_cost, 1e-3 * reference.final_cost);
+
+  ceres_cuda::BALProblem a = bal, b = bal;
+  auto pa = ba_test::make_problem(a, false, nullptr);
+  auto pb = ba_test::make_problem(b, false, nullptr);
+  auto points_first = [&](ceres_cuda::BALProblem& problem) {
+    ceres::Solver::Options o = options;
+    o.linear_solver_ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+    for (int p = 0; p < problem.num_points(); ++p) o.linear_solver_ordering->AddElementToGroup(problem.mutable_point(p), 0);
+    for (int c = 0; c < problem.num_cameras(); ++c) o.linear_solver_ordering->AddElementToGroup(problem.mutable_camera(c), 1);
+    return o;
+  };
+  ceres::Solver::Summary ordered_reference;
+  ceres::Solve(points_first(a), pa.get(), &ordered_reference);
+  Outcome ordered;
+  ceres_cuda::Solve(points_first(b), pb.get(), &ordered.summary, Backend::Cpu, &ordered.details);
+  expect_same_result(ordered_reference, ordered);
+  int longest = 0;
+  expect_same_steps(ordered_reference, ordered, &longest);
+}
+
 // ITERATIVE_SCHUR on the fast path; DENSE_SCHUR on the general engine, with the library's cost function
 // evaluated on the GPU there too.
 TEST(GpuSolve, MatchesCeresOnSharedBalFiles) {

@@ -1,0 +1,68 @@
+#include "ompl_cuda/robot_model.h"
+
+#include <algorithm>
+
+#include "linalg_cuda/errors.h"
+#include "robot_kinematics.h"
+
+namespace ompl_cuda {
+
+static_assert(sizeof(Transform) == 12 * sizeof(double), "link_poses writes 12 values per Transform");
+
+int RobotModel::link_index(const std::string& name) const {
+  const auto it = link_by_name_.find(name);
+  return it == link_by_name_.end() ? -1 : it->second;
+}
+
+int RobotModel::joint_index(const std::string& name) const {
+  const auto it = joint_by_name_.find(name);
+  return it == joint_by_name_.end() ? -1 : it->second;
+}
+
+std::vector<double> RobotModel::default_state() const {
+  std::vector<double> state(num_variables());
+  for (int v = 0; v < num_variables(); ++v) state[v] = std::min(std::max(0.0, lower_[v]), upper_[v]);
+  return state;
+}
+
+std::vector<std::string> RobotModel::group_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, group] : groups_) names.push_back(name);
+  return names;
+}
+
+PlanningGroup RobotModel::group(const std::string& name) const {
+  const auto it = groups_.find(name);
+  if (it == groups_.end()) {
+    std::string known;
+    for (const auto& [n, g] : groups_) known += (known.empty() ? "" : ", ") + n;
+    throw linalg_cuda::InvalidArgument("RobotModel '" + name_ + "' has no planning group '" + name + "' (" +
+                                       (known.empty() ? "no SRDF was read" : "groups: " + known) + ")");
+  }
+  return it->second;
+}
+
+std::vector<double> RobotModel::named_state(const std::string& group_name, const std::string& state,
+                                            const std::vector<double>& base) const {
+  if (static_cast<int>(base.size()) != num_variables())
+    throw linalg_cuda::InvalidArgument("RobotModel::named_state: the base state has " + std::to_string(base.size()) +
+                                       " values, the model " + std::to_string(num_variables()) + " variables");
+  const auto it = group_states_.find({group_name, state});
+  if (it == group_states_.end())
+    throw linalg_cuda::InvalidArgument("RobotModel '" + name_ + "' has no state '" + state + "' of group '" + group_name + "'");
+  std::vector<double> out = base;
+  for (const auto& [joint, value] : it->second) {
+    const int v = joints_[joint_index(joint)].variable;
+    if (v >= 0) out[v] = value;
+  }
+  return out;
+}
+
+void RobotModel::link_poses(const double* variables, std::vector<Transform>* poses) const {
+  poses->resize(links_.size());
+  if (links_.empty()) return;
+  detail::link_poses(kinematics_->data(), static_cast<int>(kinematics_->size()), variables,
+                     reinterpret_cast<double*>(poses->data()));
+}
+
+}  // namespace ompl_cuda

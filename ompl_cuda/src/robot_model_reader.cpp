@@ -7,7 +7,10 @@
 #include <urdf_parser/urdf_parser.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -26,8 +29,10 @@ using linalg_cuda::ParseError;
 namespace {
 
 std::string read_file(const std::string& file, const char* what) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(file, ignored)) throw ParseError(file, 0, std::string("is a directory, not a ") + what);
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw ParseError(file, 0, std::string("cannot open the ") + what);
+  if (!in) throw ParseError(file, 0, std::string("cannot open the ") + what + ": " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ParseError(file, 0, std::string("cannot read the ") + what);

@@ -163,7 +163,8 @@ TEST(RobotModel, TakesEachJointTypeAndNormalisesTheAxis) {
 }
 
 TEST(RobotModel, SaysWhatItCannotTake) {
-  EXPECT_NE(load_error("/no/such/robot.urdf").find("cannot open the URDF"), std::string::npos);
+  EXPECT_NE(load_error("/no/such/robot.urdf").find("cannot open the URDF: No such file"), std::string::npos);
+  EXPECT_NE(load_error("/tmp").find("is a directory, not a URDF"), std::string::npos);
   const std::string broken = write("broken.urdf", "<robot name=\"r\">\n  <link name=\"a\">\n</robot>\n");
   EXPECT_NE(load_error(broken).find("broken.urdf:"), std::string::npos) << load_error(broken);
   EXPECT_NE(load_error(broken).find("not well-formed XML"), std::string::npos);

@@ -9,10 +9,11 @@ set -euo pipefail
 # compressed seeds; its ceres_cuda::Solve harness builds the library with make and LLVM's OpenMP, and
 # python3 cuts its seeds from the BAL files. scripts/tsan.sh builds with clang 14 and LLVM's OpenMP
 # runtime: libomp-14-dev holds libomp and Archer (libarcher.so), its OpenMP tool for ThreadSanitizer.
-# ompl_cuda reads robot descriptions with urdfdom (URDF), tinyxml2 (SRDF) and assimp (meshes); its
-# tests check the forward kinematics against KDL's, built from the URDF by kdl_parser.
+# ompl_cuda reads robot descriptions with urdfdom (URDF), tinyxml2 (SRDF), assimp (meshes) and
+# yaml-cpp (MoveIt scenes); its tests check the forward kinematics against KDL's, built from the URDF
+# by kdl_parser.
 packages=(cmake ninja-build g++ pkg-config libeigen3-dev libceres-dev libompl-dev libgtest-dev libgmock-dev
-          liburdfdom-dev libtinyxml2-dev libassimp-dev liborocos-kdl-dev libkdl-parser-dev
+          liburdfdom-dev libtinyxml2-dev libassimp-dev libyaml-cpp-dev liborocos-kdl-dev libkdl-parser-dev
           zlib1g-dev libbz2-dev libpng-dev file
           libboost-serialization-dev libboost-filesystem-dev libboost-system-dev
           clang libclang-rt-14-dev llvm bzip2 libomp-14-dev make python3)

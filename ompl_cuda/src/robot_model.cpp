@@ -1,6 +1,7 @@
 #include "ompl_cuda/robot_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "linalg_cuda/errors.h"
 #include "robot_kinematics.h"
@@ -8,6 +9,30 @@
 namespace ompl_cuda {
 
 static_assert(sizeof(Transform) == 12 * sizeof(double), "link_poses writes 12 values per Transform");
+
+Transform transform_from(const double position[3], const double q[4]) {
+  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  const double x = q[0] / n, y = q[1] / n, z = q[2] / n, w = q[3] / n;
+  Transform t;
+  const double r[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - z * w),     2 * (x * z + y * w),
+                       2 * (x * y + z * w),     1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+                       2 * (x * z - y * w),     2 * (y * z + x * w),     1 - 2 * (x * x + y * y)};
+  std::copy(r, r + 9, t.rotation);
+  std::copy(position, position + 3, t.translation);
+  return t;
+}
+
+Transform compose(const Transform& a, const Transform& b) {
+  Transform t;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j)
+      t.rotation[3 * i + j] = a.rotation[3 * i] * b.rotation[j] + a.rotation[3 * i + 1] * b.rotation[3 + j] +
+                              a.rotation[3 * i + 2] * b.rotation[6 + j];
+    t.translation[i] = a.rotation[3 * i] * b.translation[0] + a.rotation[3 * i + 1] * b.translation[1] +
+                       a.rotation[3 * i + 2] * b.translation[2] + a.translation[i];
+  }
+  return t;
+}
 
 int RobotModel::link_index(const std::string& name) const {
   const auto it = link_by_name_.find(name);

@@ -75,19 +75,10 @@ urdf::ModelInterfaceSharedPtr parse_urdf(const std::string& text, std::string* e
 }
 
 Transform to_transform(const urdf::Pose& pose) {
-  Transform t;
-  double x, y, z, w;
-  pose.rotation.getQuaternion(x, y, z, w);
-  const double n = std::sqrt(x * x + y * y + z * z + w * w);
-  x /= n, y /= n, z /= n, w /= n;
-  const double r[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - z * w),     2 * (x * z + y * w),
-                       2 * (x * y + z * w),     1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
-                       2 * (x * z - y * w),     2 * (y * z + x * w),     1 - 2 * (x * x + y * y)};
-  for (int k = 0; k < 9; ++k) t.rotation[k] = r[k];
-  t.translation[0] = pose.position.x;
-  t.translation[1] = pose.position.y;
-  t.translation[2] = pose.position.z;
-  return t;
+  double q[4];
+  pose.rotation.getQuaternion(q[0], q[1], q[2], q[3]);
+  const double position[3] = {pose.position.x, pose.position.y, pose.position.z};
+  return transform_from(position, q);
 }
 
 bool finite(const Transform& t) {

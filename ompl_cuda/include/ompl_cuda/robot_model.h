@@ -29,6 +29,10 @@ struct Transform {
   double translation[3] = {0, 0, 0};
 };
 
+// The transform of a position and a quaternion (x y z w, normalised here).
+Transform transform_from(const double position[3], const double quaternion_xyzw[4]);
+Transform compose(const Transform& a, const Transform& b);  // a b
+
 enum class JointType { Revolute, Continuous, Prismatic, Fixed };
 
 // A collision shape of a link, in the link's frame (after `origin`).

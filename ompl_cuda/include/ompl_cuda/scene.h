@@ -1,0 +1,53 @@
+#pragma once
+// The world a robot moves in: named objects made of primitives (spheres, oriented boxes, cylinders,
+// capsules) in the scene frame, added, moved and removed without touching the robot, as in a MoveIt
+// PlanningScene. Scene::load reads MoveIt's PlanningScene YAML (MotionBenchMaker's scene files):
+// world.collision_objects[] with id, primitives[] (box [x y z], cylinder [height radius], sphere
+// [radius], cone and mesh refused) and primitive_poses[] (position [x y z], orientation [x y z w]),
+// and an object pose where given.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ompl_cuda/robot_model.h"
+
+namespace ompl_cuda {
+
+struct Primitive {
+  enum class Kind { Sphere, Box, Cylinder, Capsule };
+  Kind kind = Kind::Box;
+  Transform pose;              // in the scene frame; a cylinder's and capsule's axis is its z
+  double size[3] = {0, 0, 0};  // sphere: radius; box: x y z; cylinder and capsule: radius, length (of
+                               // the axis; a capsule adds hemispheres at both ends)
+};
+
+struct SceneObject {
+  std::string id;
+  std::vector<Primitive> primitives;
+};
+
+class Scene {
+ public:
+  // Throws linalg_cuda::ParseError naming the file and line for what it cannot take.
+  static Scene load(const std::string& yaml_file);
+
+  // Adds an object (InvalidArgument for an id already there, an empty id, or a primitive of negative
+  // or non-finite size or pose).
+  void add(SceneObject object);
+  // Moves every primitive of the object by `motion` (applied in the scene frame: new = motion * old).
+  void move(const std::string& id, const Transform& motion);
+  void remove(const std::string& id);
+  bool has(const std::string& id) const;
+
+  const std::vector<SceneObject>& objects() const { return objects_; }
+  std::size_t num_primitives() const;
+  // Counts every change, so that a copy on the GPU knows when it is stale.
+  std::uint64_t version() const { return version_; }
+
+ private:
+  int find(const std::string& id) const;
+  std::vector<SceneObject> objects_;
+  std::uint64_t version_ = 0;
+};
+
+}  // namespace ompl_cuda

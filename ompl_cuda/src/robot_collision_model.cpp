@@ -1,0 +1,82 @@
+#include "ompl_cuda/robot_collision_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "linalg_cuda/errors.h"
+#include "robot_collision_math.h"
+
+namespace ompl_cuda {
+
+RobotCollisionModel::RobotCollisionModel(RobotModel model, std::vector<std::vector<Sphere>> spheres)
+    : model_(std::move(model)), spheres_(std::move(spheres)) {
+  if (spheres_.size() != model_.links().size())
+    throw linalg_cuda::InvalidArgument("RobotCollisionModel: spheres for " + std::to_string(spheres_.size()) +
+                                       " links, the robot has " + std::to_string(model_.links().size()));
+  const std::vector<std::pair<int, int>>& disabled = model_.disabled_collisions();
+  const int links = static_cast<int>(model_.links().size());
+  for (int a = 0; a < links; ++a)
+    for (int b = a + 1; b < links; ++b) {
+      if (spheres_[a].empty() || spheres_[b].empty()) continue;
+      if (std::binary_search(disabled.begin(), disabled.end(), std::make_pair(a, b))) continue;
+      const int joint_a = model_.links()[a].parent_joint, joint_b = model_.links()[b].parent_joint;
+      const bool joined = (joint_b >= 0 && model_.joints()[joint_b].parent_link == a) ||
+                          (joint_a >= 0 && model_.joints()[joint_a].parent_link == b);
+      if (!joined) self_pairs_.emplace_back(a, b);
+    }
+}
+
+std::size_t RobotCollisionModel::num_spheres() const {
+  std::size_t n = 0;
+  for (const std::vector<Sphere>& s : spheres_) n += s.size();
+  return n;
+}
+
+void RobotCollisionModel::world_spheres(const double* state, const Transform& base, std::vector<Sphere>* out) const {
+  std::vector<Transform> poses;
+  model_.link_poses(state, &poses);
+  out->clear();
+  for (std::size_t l = 0; l < spheres_.size(); ++l) {
+    const Transform pose = compose(base, poses[l]);
+    for (const Sphere& s : spheres_[l]) {
+      Sphere w;
+      for (int i = 0; i < 3; ++i)
+        w.center[i] = pose.rotation[3 * i] * s.center[0] + pose.rotation[3 * i + 1] * s.center[1] +
+                      pose.rotation[3 * i + 2] * s.center[2] + pose.translation[i];
+      w.radius = s.radius;
+      out->push_back(w);
+    }
+  }
+}
+
+bool in_collision(const RobotCollisionModel& robot, const Scene& scene, const Transform& base, const double* state,
+                  bool self_collision) {
+  for (int v = 0; v < robot.model().num_variables(); ++v)
+    if (std::isnan(state[v])) return true;
+  std::vector<Sphere> world;
+  robot.world_spheres(state, base, &world);
+  for (const SceneObject& object : scene.objects())
+    for (const Primitive& p : object.primitives) {
+      detail::CheckPrimitive<double> check;
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) check.rotation[3 * i + j] = p.pose.rotation[3 * j + i];
+        check.translation[i] = -(check.rotation[3 * i] * p.pose.translation[0] + check.rotation[3 * i + 1] * p.pose.translation[1] +
+                                 check.rotation[3 * i + 2] * p.pose.translation[2]);
+        check.size[i] = p.size[i];
+      }
+      check.kind = static_cast<int>(p.kind);
+      for (const Sphere& s : world)
+        if (detail::sphere_touches(s.center, s.radius, check)) return true;
+    }
+  if (!self_collision) return false;
+  // The spheres of link l start at first[l] in `world`.
+  std::vector<std::size_t> first(robot.spheres().size() + 1, 0);
+  for (std::size_t l = 0; l < robot.spheres().size(); ++l) first[l + 1] = first[l] + robot.spheres()[l].size();
+  for (const auto& [a, b] : robot.self_collision_pairs())
+    for (std::size_t i = first[a]; i < first[a + 1]; ++i)
+      for (std::size_t j = first[b]; j < first[b + 1]; ++j)
+        if (detail::spheres_touch(world[i].center, world[i].radius, world[j].center, world[j].radius)) return true;
+  return false;
+}
+
+}  // namespace ompl_cuda

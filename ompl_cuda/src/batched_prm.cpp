@@ -12,8 +12,7 @@
 
 #include "batch_nearest_neighbors.h"
 #include "chain_state_layout.h"
-#include "ompl_cuda/chain_motion_validator.h"
-#include "ompl_cuda/chain_validity_checker.h"
+#include "ompl_cuda/batch_checking.h"
 #include "space_metric.h"
 
 namespace ompl_cuda {
@@ -44,8 +43,8 @@ void BatchedPRM::setup() {
   std::vector<double> weights;
   if (!batch_nn_ && !nn_) {
     if (detail::batch_metric(*si_->getStateSpace(), kind, weights)) {
-      const auto* chain_validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get());
-      const Backend backend = chain_validator ? chain_validator->backend() : Backend::Cpu;
+      const auto* batch_validator = dynamic_cast<const BatchMotionValidator*>(si_->getMotionValidator().get());
+      const Backend backend = batch_validator ? batch_validator->backend() : Backend::Cpu;
       const int dimension = static_cast<int>(si_->getStateDimension());
       layout_ = std::make_unique<detail::ChainStateLayout>(si_, dimension);
       batch_nn_ = std::make_unique<detail::BatchNearestNeighbors>(kind, dimension, std::move(weights), backend);
@@ -146,7 +145,7 @@ std::size_t BatchedPRM::grow(unsigned int samples) {
       s = si_->allocState();
       sampler_->sampleUniform(s);
     }
-    if (const auto* checker = dynamic_cast<const ChainValidityChecker*>(si_->getStateValidityChecker().get())) {
+    if (const auto* checker = dynamic_cast<const BatchStateValidityChecker*>(si_->getStateValidityChecker().get())) {
       checker->isValid(std::vector<const ob::State*>(states.begin(), states.end()), valid);  // one launch
     } else {
       valid.resize(samples);
@@ -196,12 +195,12 @@ void BatchedPRM::connect(const std::vector<int>& fresh) {
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
 
-  // Every candidate edge of the batch in one check (one launch with ChainMotionValidator).
+  // Every candidate edge of the batch in one check (one launch with a BatchMotionValidator on the GPU).
   std::vector<std::pair<const ob::State*, const ob::State*>> motions;
   motions.reserve(pairs.size());
   for (const auto& [a, b] : pairs) motions.emplace_back(milestones_[a]->state, milestones_[b]->state);
   std::vector<char> valid;
-  if (const auto* validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get())) {
+  if (const auto* validator = dynamic_cast<const BatchMotionValidator*>(si_->getMotionValidator().get())) {
     validator->checkMotions(motions, valid);
   } else {
     valid.resize(motions.size());

@@ -12,7 +12,7 @@
 #include "batch_nearest_neighbors.h"
 #include "chain_state_layout.h"
 #include "space_metric.h"
-#include "ompl_cuda/chain_motion_validator.h"
+#include "ompl_cuda/batch_checking.h"
 
 namespace ompl_cuda {
 
@@ -59,8 +59,8 @@ void BatchedRRTstar::setup() {
   std::vector<double> weights;
   const int dimension = static_cast<int>(si_->getStateDimension());
   if (!batch_nn_ && detail::batch_metric(*si_->getStateSpace(), kind, weights)) {
-    const auto* chain_validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get());
-    const Backend backend = chain_validator ? chain_validator->backend() : Backend::Cpu;
+    const auto* batch_validator = dynamic_cast<const BatchMotionValidator*>(si_->getMotionValidator().get());
+    const Backend backend = batch_validator ? batch_validator->backend() : Backend::Cpu;
     layout_ = std::make_unique<detail::ChainStateLayout>(si_, dimension);
     batch_nn_ = std::make_unique<detail::BatchNearestNeighbors>(kind, dimension, std::move(weights), backend);
   }
@@ -188,7 +188,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
   }
   if (!sampler_) sampler_ = si_->allocStateSampler();
   k_rrt_ = rewire_factor_ * std::exp(1.0) * (1.0 + 1.0 / si_->getStateDimension());  // rewire_factor may have changed
-  const auto* batch_validator = dynamic_cast<const ChainMotionValidator*>(si_->getMotionValidator().get());
+  const auto* batch_validator = dynamic_cast<const BatchMotionValidator*>(si_->getMotionValidator().get());
 
   std::vector<Candidate> batch;
   std::vector<std::pair<const ob::State*, const ob::State*>> edges;
@@ -201,7 +201,7 @@ ob::PlannerStatus BatchedRRTstar::solve(const ob::PlannerTerminationCondition& p
   auto satisfied = [this] { return best_goal_ && objective_->isSatisfied(best_goal_->cost); };
   while (!ptc && (max_samples_ == 0 || samples_ < max_samples_) && !satisfied()) {
     // 1. A batch of new states: sample, steer from the nearest tree motion, find the neighbours.
-    // 2. Every candidate-parent edge of the batch in one check (one launch with ChainMotionValidator).
+    // 2. Every candidate-parent edge of the batch in one check (one launch with a BatchMotionValidator on the GPU).
     const unsigned int count = max_samples_ ? std::min(batch_size_, max_samples_ - samples_) : batch_size_;
     try {
       sample_batch(count, batch);

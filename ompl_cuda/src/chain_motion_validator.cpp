@@ -20,7 +20,7 @@ double last_valid_time(int first_invalid, int segments) {
 
 ChainMotionValidator::ChainMotionValidator(const ompl::base::SpaceInformationPtr& si, PlanarChain chain,
                                            Workspace2D workspace, Backend backend)
-    : ompl::base::MotionValidator(si) {
+    : BatchMotionValidator(si) {
   chain.validate();
   layout_ = std::make_unique<detail::ChainStateLayout>(si, chain.links());
   engine_ = std::make_unique<detail::ChainCheckEngine>(chain, workspace, layout_->kind(), layout_->low(),

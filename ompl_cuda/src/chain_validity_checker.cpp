@@ -7,7 +7,7 @@ namespace ompl_cuda {
 
 ChainValidityChecker::ChainValidityChecker(const ompl::base::SpaceInformationPtr& si, PlanarChain chain,
                                            Workspace2D workspace, Backend backend)
-    : ompl::base::StateValidityChecker(si), chain_(std::move(chain)), workspace_(std::move(workspace)) {
+    : BatchStateValidityChecker(si), chain_(std::move(chain)), workspace_(std::move(workspace)) {
   chain_.validate();
   layout_ = std::make_unique<detail::ChainStateLayout>(si, chain_.links());
   engine_ = std::make_unique<detail::ChainCheckEngine>(chain_, workspace_, layout_->kind(), layout_->low(),

@@ -1,10 +1,10 @@
 #pragma once
 // BatchedPRM: a probabilistic roadmap (Kavraki et al.; OMPL's PRM) that grows by a batch of samples
-// at a time: the batch's states are checked in one call of ChainValidityChecker's batch isValid, the
-// k nearest milestones of every new milestone are found at once, and all the candidate edges of the
-// batch are checked in one call of ChainMotionValidator::checkMotions: a few GPU launches per batch
-// instead of thousands of single checks. With other checkers it checks the same states and edges one
-// by one (works, just slower).
+// at a time: the batch's states are checked in one call of a BatchStateValidityChecker's batch isValid
+// (batch_checking.h), the k nearest milestones of every new milestone are found at once, and all the
+// candidate edges of the batch are checked in one call of BatchMotionValidator::checkMotions: a few
+// GPU launches per batch instead of thousands of single checks. With other checkers it checks the
+// same states and edges one by one (works, just slower).
 //
 // Like OMPL's PRM it connects each new milestone to its k nearest milestones (default 10) whose edge is
 // valid, keeps the connected components, and answers with the cheapest roadmap path (Dijkstra with the

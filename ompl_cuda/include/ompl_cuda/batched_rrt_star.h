@@ -1,10 +1,10 @@
 #pragma once
 // BatchedRRTstar: RRT* that grows its tree by a batch of samples at a time (Bialkowski, Karaman and
 // Frazzoli's batched RRT*), so that every candidate-parent edge of the whole batch, which RRT*'s
-// rewiring reuses, is checked in one call of ChainMotionValidator::checkMotions: one GPU launch per
-// batch. With any other motion validator it checks the same edges one by one (works, just slower).
-// The nearest neighbours of the whole batch are found at once too, by an exact brute-force search on
-// the motion validator's backend (the GPU with a CUDA ChainMotionValidator, else all CPU cores), for
+// rewiring reuses, is checked in one call of BatchMotionValidator::checkMotions (batch_checking.h): one
+// GPU launch per batch. With any other motion validator it checks the same edges one by one (works,
+// just slower). The nearest neighbours of the whole batch are found at once too, by an exact
+// brute-force search on the motion validator's backend (the GPU with a CUDA one, else all CPU cores), for
 // RealVectorStateSpace and compounds of SO2StateSpace; other spaces use OMPL's default structure.
 //
 // Asymptotically optimal for the path-length objective (k-nearest RRT*, k = rewire_factor * e (1 + 1/d)

@@ -10,22 +10,18 @@
 #include <utility>
 #include <vector>
 
-#include <ompl/base/MotionValidator.h>
-
-#include "linalg_cuda/backend.h"
+#include "ompl_cuda/batch_checking.h"
 #include "ompl_cuda/planar_chain.h"
 #include "ompl_cuda/workspace2d.h"
 
 namespace ompl_cuda {
-
-using linalg_cuda::Backend;
 
 namespace detail {
 class ChainCheckEngine;
 class ChainStateLayout;
 }  // namespace detail
 
-class ChainMotionValidator : public ompl::base::MotionValidator {
+class ChainMotionValidator : public BatchMotionValidator {
  public:
   // Same requirements and errors as ChainValidityChecker.
   ChainMotionValidator(const ompl::base::SpaceInformationPtr& si, PlanarChain chain, Workspace2D workspace,
@@ -36,12 +32,11 @@ class ChainMotionValidator : public ompl::base::MotionValidator {
   bool checkMotion(const ompl::base::State* s1, const ompl::base::State* s2,
                    std::pair<ompl::base::State*, double>& lastValid) const override;
 
-  // valid[i] for motions[i] = (s1, s2); when last_valid_times is given, it receives for each invalid
-  // motion the time of its last valid state (and is left as is for valid ones, like lastValid.second).
+  // One GPU launch for the whole batch.
   void checkMotions(const std::vector<std::pair<const ompl::base::State*, const ompl::base::State*>>& motions,
-                    std::vector<char>& valid, std::vector<double>* last_valid_times = nullptr) const;
+                    std::vector<char>& valid, std::vector<double>* last_valid_times = nullptr) const override;
 
-  Backend backend() const;
+  Backend backend() const override;
 
  private:
   void count(std::size_t valid, std::size_t invalid) const;

@@ -12,22 +12,18 @@
 #include <memory>
 #include <vector>
 
-#include <ompl/base/StateValidityChecker.h>
-
-#include "linalg_cuda/backend.h"
+#include "ompl_cuda/batch_checking.h"
 #include "ompl_cuda/planar_chain.h"
 #include "ompl_cuda/workspace2d.h"
 
 namespace ompl_cuda {
-
-using linalg_cuda::Backend;
 
 namespace detail {
 class ChainCheckEngine;
 class ChainStateLayout;
 }  // namespace detail
 
-class ChainValidityChecker : public ompl::base::StateValidityChecker {
+class ChainValidityChecker : public BatchStateValidityChecker {
  public:
   // The space must be RealVectorStateSpace(d) (bounds as set, e.g. [-pi, pi]; OMPL's KinematicChain
   // demo space is one) or a CompoundStateSpace of d SO2StateSpace, d = chain.links(). Anything else,
@@ -37,14 +33,14 @@ class ChainValidityChecker : public ompl::base::StateValidityChecker {
                        Backend backend = Backend::Auto);
   ~ChainValidityChecker() override;
 
-  using ompl::base::StateValidityChecker::isValid;
+  using BatchStateValidityChecker::isValid;
   bool isValid(const ompl::base::State* state) const override;
-  // valid[i] = 1 if states[i] is valid, else 0; one GPU launch for the whole batch.
-  void isValid(const std::vector<const ompl::base::State*>& states, std::vector<char>& valid) const;
+  // One GPU launch for the whole batch.
+  void isValid(const std::vector<const ompl::base::State*>& states, std::vector<char>& valid) const override;
 
   const PlanarChain& chain() const { return chain_; }
   const Workspace2D& workspace() const { return workspace_; }
-  Backend backend() const;
+  Backend backend() const override;
 
  private:
   PlanarChain chain_;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "command_line.h"
@@ -20,12 +21,21 @@ Covers each link's collision geometry (boxes, cylinders, spheres, meshes) with s
 of the geometry lies inside a sphere, and no sphere reaches farther than the tolerance beyond it.
 
   --urdf FILE           the robot (meshes as package://NAME/... or relative to the URDF)
-  --package-path DIR    a folder that holds ROS packages (repeatable; ROS_PACKAGE_PATH is searched after)
+  --package-path DIRS   folders that hold ROS packages, ':'-separated (ROS_PACKAGE_PATH after them)
   --tolerance T         metres the cover may reach beyond the geometry     (default 0.02)
   --out FILE            the sphere file to write (LINK X Y Z RADIUS a line)  (default: print the counts only)
   --help                this text
 Exit status: 0 written, 2 bad usage or input.
 )";
+
+std::vector<std::string> split(const std::string& list, char separator) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, separator))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
 
 }  // namespace
 
@@ -38,7 +48,7 @@ int main(int argc, char** argv) {
   try {
     for (const auto& [flag, value] : cli.parse(argc, argv)) {
       if (flag == "--urdf") urdf = value;
-      else if (flag == "--package-path") package_path.push_back(value);
+      else if (flag == "--package-path") package_path = split(value, ':');
       else if (flag == "--tolerance") options.tolerance = cli.number(flag, value, 1e-4, 10);
       else out = value;
     }

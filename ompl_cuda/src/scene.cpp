@@ -26,24 +26,22 @@ bool finite(const Transform& t) {
   return true;
 }
 
-// Reads a MoveIt PlanningScene; `file` names the errors, lines counted from 1.
+// Reads a MoveIt PlanningScene or a MotionBenchMaker problem; `file` names the errors, lines counted from 1.
 class SceneReader {
  public:
   explicit SceneReader(std::string file) : file_(std::move(file)) {}
 
+  MotionBenchMakerProblem read_problem() {
+    const YAML::Node root = load();
+    MotionBenchMakerProblem problem;
+    if (!root["planning_group"]) throw ParseError(file_, 1, "no planning_group");
+    problem.group = root["planning_group"].as<std::string>();
+    if (root["base_offset"]) problem.base = pose(root["base_offset"], "base_offset");
+    return problem;
+  }
+
   Scene read() {
-    std::error_code error;
-    const std::uintmax_t bytes = std::filesystem::file_size(file_, error);
-    if (error) throw ParseError(file_, 0, "cannot read the scene: " + error.message());
-    if (bytes > kMaxSceneFileBytes)
-      throw ParseError(file_, 0, "the scene file has " + std::to_string(bytes) + " bytes, more than the " +
-                                     std::to_string(kMaxSceneFileBytes) + " a scene may have");
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(file_);
-    } catch (const YAML::Exception& e) {
-      throw ParseError(file_, e.mark.line + 1, "not YAML: " + e.msg);
-    }
+    const YAML::Node root = load();
     Scene scene;
     const YAML::Node world = root["world"];
     if (!world) throw ParseError(file_, 1, "no 'world' (a MoveIt PlanningScene holds its objects in world.collision_objects)");
@@ -55,6 +53,20 @@ class SceneReader {
   }
 
  private:
+  YAML::Node load() const {
+    std::error_code error;
+    const std::uintmax_t bytes = std::filesystem::file_size(file_, error);
+    if (error) throw ParseError(file_, 0, "cannot read the file: " + error.message());
+    if (bytes > kMaxSceneFileBytes)
+      throw ParseError(file_, 0, "the file has " + std::to_string(bytes) + " bytes, more than the " +
+                                     std::to_string(kMaxSceneFileBytes) + " a scene or problem may have");
+    try {
+      return YAML::LoadFile(file_);
+    } catch (const YAML::Exception& e) {
+      throw ParseError(file_, e.mark.line + 1, "not YAML: " + e.msg);
+    }
+  }
+
   [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const {
     throw ParseError(file_, at.Mark().is_null() ? 0 : at.Mark().line + 1, message);
   }
@@ -134,6 +146,10 @@ class SceneReader {
 }  // namespace
 
 Scene Scene::load(const std::string& yaml_file) { return SceneReader(yaml_file).read(); }
+
+MotionBenchMakerProblem read_motion_bench_maker_problem(const std::string& yaml_file) {
+  return SceneReader(yaml_file).read_problem();
+}
 
 int Scene::find(const std::string& id) const {
   for (std::size_t k = 0; k < objects_.size(); ++k)

@@ -50,4 +50,13 @@ class Scene {
   std::uint64_t version_ = 0;
 };
 
+// What a MotionBenchMaker problem file (`<scene>_<robot>.problem.yaml`) says of the robot's placement:
+// its planning group and its base's pose in the scene frame (base_offset). ParseError with file and
+// line for what is missing or malformed.
+struct MotionBenchMakerProblem {
+  std::string group;
+  Transform base;
+};
+MotionBenchMakerProblem read_motion_bench_maker_problem(const std::string& yaml_file);
+
 }  // namespace ompl_cuda

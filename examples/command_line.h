@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -68,5 +69,15 @@ class CommandLine {
   std::vector<std::string> value_flags_;
   std::vector<std::string> switches_;
 };
+
+// The items of a list such as "a:b:c" (empty items dropped), for flags that take several folders.
+inline std::vector<std::string> split(const std::string& list, char separator) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, separator))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
 
 }  // namespace examples

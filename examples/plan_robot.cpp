@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include <ompl/base/ScopedState.h>
@@ -57,15 +56,6 @@ links covered by spheres that hold their collision geometry).
 Exit status: 0 solved, 1 no exact solution, 2 bad usage or input.
 )";
 
-std::vector<std::string> split(const std::string& list, char separator) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, separator))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,7 +78,7 @@ int main(int argc, char** argv) {
   try {
     ompl::msg::setLogLevel(ompl::msg::LOG_WARN);
     ompl::RNG::setSeed(seed);
-    const ompl_cuda::RobotModel model = ompl_cuda::RobotModel::load(o["--urdf"], o["--srdf"], split(o["--package-path"], ':'));
+    const ompl_cuda::RobotModel model = ompl_cuda::RobotModel::load(o["--urdf"], o["--srdf"], examples::split(o["--package-path"], ':'));
     std::string group = o.count("--group") ? o["--group"] : "";
     ompl_cuda::Transform base;
     if (o.count("--problem")) {

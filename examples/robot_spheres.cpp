@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "command_line.h"
@@ -28,15 +27,6 @@ of the geometry lies inside a sphere, and no sphere reaches farther than the tol
 Exit status: 0 written, 2 bad usage or input.
 )";
 
-std::vector<std::string> split(const std::string& list, char separator) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, separator))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,7 +38,7 @@ int main(int argc, char** argv) {
   try {
     for (const auto& [flag, value] : cli.parse(argc, argv)) {
       if (flag == "--urdf") urdf = value;
-      else if (flag == "--package-path") package_path = split(value, ':');
+      else if (flag == "--package-path") package_path = examples::split(value, ':');
       else if (flag == "--tolerance") options.tolerance = cli.number(flag, value, 1e-4, 10);
       else out = value;
     }

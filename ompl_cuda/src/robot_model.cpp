@@ -34,6 +34,14 @@ Transform compose(const Transform& a, const Transform& b) {
   return t;
 }
 
+bool is_finite(const Transform& t) {
+  for (const double v : t.rotation)
+    if (!std::isfinite(v)) return false;
+  for (const double v : t.translation)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
 int RobotModel::link_index(const std::string& name) const {
   const auto it = link_by_name_.find(name);
   return it == link_by_name_.end() ? -1 : it->second;

@@ -81,14 +81,6 @@ Transform to_transform(const urdf::Pose& pose) {
   return transform_from(position, q);
 }
 
-bool finite(const Transform& t) {
-  for (const double v : t.rotation)
-    if (!std::isfinite(v)) return false;
-  for (const double v : t.translation)
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
 }  // namespace
 
 class RobotModelReader {
@@ -206,7 +198,7 @@ class RobotModelReader {
     j.parent_link = parent_link;
     j.origin = to_transform(joint.parent_to_joint_origin_transform);
     const int line = line_of_joint(joint.name);
-    if (!finite(j.origin)) throw ParseError(urdf_file_, line, "joint '" + joint.name + "' has an origin that is not finite");
+    if (!is_finite(j.origin)) throw ParseError(urdf_file_, line, "joint '" + joint.name + "' has an origin that is not finite");
     double lower = 0, upper = 0;
     switch (joint.type) {
       case urdf::Joint::REVOLUTE: j.type = JointType::Revolute; break;
@@ -296,7 +288,7 @@ class RobotModelReader {
     }
     for (const double v : s.size)
       if (!std::isfinite(v) || v < 0) throw ParseError(urdf_file_, line, "link '" + link + "': a collision shape of negative or non-finite size");
-    if (!finite(s.origin)) throw ParseError(urdf_file_, line, "link '" + link + "': a collision origin that is not finite");
+    if (!is_finite(s.origin)) throw ParseError(urdf_file_, line, "link '" + link + "': a collision origin that is not finite");
     return s;
   }
 

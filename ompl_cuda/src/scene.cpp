@@ -18,14 +18,6 @@ namespace {
 
 constexpr std::uintmax_t kMaxSceneFileBytes = 64u << 20;  // scene files are kilobytes: a bound, not a limit in use
 
-bool finite(const Transform& t) {
-  for (const double v : t.rotation)
-    if (!std::isfinite(v)) return false;
-  for (const double v : t.translation)
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
 // Reads a MoveIt PlanningScene or a MotionBenchMaker problem; `file` names the errors, lines counted from 1.
 class SceneReader {
  public:
@@ -165,7 +157,7 @@ void Scene::add(SceneObject object) {
   for (const Primitive& p : object.primitives) {
     for (const double v : p.size)
       if (!std::isfinite(v) || v < 0) throw InvalidArgument("Scene::add: object '" + object.id + "' has a primitive of negative or non-finite size");
-    if (!finite(p.pose)) throw InvalidArgument("Scene::add: object '" + object.id + "' has a primitive pose that is not finite");
+    if (!is_finite(p.pose)) throw InvalidArgument("Scene::add: object '" + object.id + "' has a primitive pose that is not finite");
   }
   objects_.push_back(std::move(object));
   ++version_;
@@ -174,7 +166,7 @@ void Scene::add(SceneObject object) {
 void Scene::move(const std::string& id, const Transform& motion) {
   const int k = find(id);
   if (k < 0) throw InvalidArgument("Scene::move: no object '" + id + "'");
-  if (!finite(motion)) throw InvalidArgument("Scene::move: the motion of '" + id + "' is not finite");
+  if (!is_finite(motion)) throw InvalidArgument("Scene::move: the motion of '" + id + "' is not finite");
   for (Primitive& p : objects_[k].primitives) p.pose = compose(motion, p.pose);
   ++version_;
 }

@@ -32,6 +32,7 @@ struct Transform {
 // The transform of a position and a quaternion (x y z w, normalised here).
 Transform transform_from(const double position[3], const double quaternion_xyzw[4]);
 Transform compose(const Transform& a, const Transform& b);  // a b
+bool is_finite(const Transform& t);  // every value finite
 
 enum class JointType { Revolute, Continuous, Prismatic, Fixed };
 

@@ -12,7 +12,7 @@
 //
 // A state is valid when it lies within the space's bounds and in_collision (robot_collision_model.h)
 // says the robot touches neither the scene nor itself. The checks run on the CPU, batches on all
-// cores (OpenMP); the GPU batches are to come.
+// cores (OpenMP): backend() is Backend::Cpu.
 #include <memory>
 #include <mutex>
 #include <string>

@@ -59,7 +59,8 @@ void RobotChecks::full_state(const double* values, double* state) const {
 }
 
 bool RobotChecks::collision_free(const double* values) const {
-  std::vector<double> state(held_.size());
+  thread_local std::vector<double> state;  // scratch: no allocation per state once grown
+  state.resize(held_.size());
   full_state(values, state.data());
   return !in_collision(robot_, scene_, base_, state.data(), self_collision_);
 }

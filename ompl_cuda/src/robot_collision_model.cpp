@@ -24,6 +24,8 @@ RobotCollisionModel::RobotCollisionModel(RobotModel model, std::vector<std::vect
                           (joint_a >= 0 && model_.joints()[joint_a].parent_link == b);
       if (!joined) self_pairs_.emplace_back(a, b);
     }
+  first_sphere_.assign(spheres_.size() + 1, 0);
+  for (std::size_t l = 0; l < spheres_.size(); ++l) first_sphere_[l + 1] = first_sphere_[l] + spheres_[l].size();
 }
 
 std::size_t RobotCollisionModel::num_spheres() const {
@@ -33,7 +35,7 @@ std::size_t RobotCollisionModel::num_spheres() const {
 }
 
 void RobotCollisionModel::world_spheres(const double* state, const Transform& base, std::vector<Sphere>* out) const {
-  std::vector<Transform> poses;
+  thread_local std::vector<Transform> poses;  // scratch: no allocation per state once grown
   model_.link_poses(state, &poses);
   out->clear();
   for (std::size_t l = 0; l < spheres_.size(); ++l) {
@@ -53,7 +55,7 @@ bool in_collision(const RobotCollisionModel& robot, const Scene& scene, const Tr
                   bool self_collision) {
   for (int v = 0; v < robot.model().num_variables(); ++v)
     if (std::isnan(state[v])) return true;
-  std::vector<Sphere> world;
+  thread_local std::vector<Sphere> world;  // scratch: no allocation per state once grown
   robot.world_spheres(state, base, &world);
   for (const SceneObject& object : scene.objects())
     for (const Primitive& p : object.primitives) {
@@ -69,9 +71,7 @@ bool in_collision(const RobotCollisionModel& robot, const Scene& scene, const Tr
         if (detail::sphere_touches(s.center, s.radius, check)) return true;
     }
   if (!self_collision) return false;
-  // The spheres of link l start at first[l] in `world`.
-  std::vector<std::size_t> first(robot.spheres().size() + 1, 0);
-  for (std::size_t l = 0; l < robot.spheres().size(); ++l) first[l + 1] = first[l] + robot.spheres()[l].size();
+  const std::vector<std::size_t>& first = robot.first_sphere();
   for (const auto& [a, b] : robot.self_collision_pairs())
     for (std::size_t i = first[a]; i < first[a + 1]; ++i)
       for (std::size_t j = first[b]; j < first[b + 1]; ++j)

@@ -24,11 +24,14 @@ class RobotCollisionModel {
 
   // Every sphere in the scene frame for the full state, the robot's root link at `base`, link by link.
   void world_spheres(const double* state, const Transform& base, std::vector<Sphere>* out) const;
+  // Where link l's spheres start in world_spheres' output (links() + 1 entries).
+  const std::vector<std::size_t>& first_sphere() const { return first_sphere_; }
 
  private:
   RobotModel model_;
   std::vector<std::vector<Sphere>> spheres_;
   std::vector<std::pair<int, int>> self_pairs_;
+  std::vector<std::size_t> first_sphere_;
 };
 
 // Whether the robot at the full state (root link at `base` in the scene frame) touches the scene or,

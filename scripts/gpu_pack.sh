@@ -15,8 +15,8 @@ build=${BUILD_DIR:-build}
 data=${CUDA_SOLVERS_DATA:-../shared/data}
 modules=("$@")
 ((${#modules[@]})) || modules=(linalg gridmap ompl ceres)
-declare -A example=([linalg]=cg_solve [gridmap]=gridmap_build [ompl]=plan_chain [ceres]=bal_solve)
-declare -A dataset=([linalg]=matrices [gridmap]=carmen [ompl]= [ceres]=bal)
+declare -A example=([linalg]=cg_solve [gridmap]=gridmap_build [ompl]="plan_chain plan_robot" [ceres]=bal_solve)
+declare -A dataset=([linalg]=matrices [gridmap]=carmen [ompl]="robots scenes" [ceres]=bal)
 selected=$(mktemp -d)
 trap 'rm -rf "$selected"' EXIT
 folders=()
@@ -25,8 +25,8 @@ for m in "${modules[@]}"; do
   mkdir -p "$selected/tests/${m}_cuda" "$selected/bench" "$selected/examples"
   cp "$build/tests/${m}_cuda/${m}_cuda_test" "$selected/tests/${m}_cuda/"
   cp "$build"/bench/bench_"$m"* "$selected/bench/"
-  cp "$build/examples/${example[$m]}" "$selected/examples/"
-  [[ -z ${dataset[$m]} ]] || folders+=("$data/${dataset[$m]}")
+  for program in ${example[$m]}; do cp "$build/examples/$program" "$selected/examples/"; done
+  for folder in ${dataset[$m]}; do folders+=("$data/$folder"); done
 done
 ../shared/device/pack "$selected" .device "${folders[@]}"
 # The kernel timeline (bench/kernel_timeline.cpp) is injected by the driver, so no program links it:

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "linalg_cuda/errors.h"
-#include "robot_collision_math.h"
+#include "robot_check_data.h"
 
 namespace ompl_cuda {
 
@@ -53,30 +53,10 @@ void RobotCollisionModel::world_spheres(const double* state, const Transform& ba
 
 bool in_collision(const RobotCollisionModel& robot, const Scene& scene, const Transform& base, const double* state,
                   bool self_collision) {
-  for (int v = 0; v < robot.model().num_variables(); ++v)
-    if (std::isnan(state[v])) return true;
-  thread_local std::vector<Sphere> world;  // scratch: no allocation per state once grown
-  robot.world_spheres(state, base, &world);
-  for (const SceneObject& object : scene.objects())
-    for (const Primitive& p : object.primitives) {
-      detail::CheckPrimitive<double> check;
-      for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) check.rotation[3 * i + j] = p.pose.rotation[3 * j + i];
-        check.translation[i] = -(check.rotation[3 * i] * p.pose.translation[0] + check.rotation[3 * i + 1] * p.pose.translation[1] +
-                                 check.rotation[3 * i + 2] * p.pose.translation[2]);
-        check.size[i] = p.size[i];
-      }
-      check.kind = static_cast<int>(p.kind);
-      for (const Sphere& s : world)
-        if (detail::sphere_touches(s.center, s.radius, check)) return true;
-    }
-  if (!self_collision) return false;
-  const std::vector<std::size_t>& first = robot.first_sphere();
-  for (const auto& [a, b] : robot.self_collision_pairs())
-    for (std::size_t i = first[a]; i < first[a + 1]; ++i)
-      for (std::size_t j = first[b]; j < first[b + 1]; ++j)
-        if (detail::spheres_touch(world[i].center, world[i].radius, world[j].center, world[j].radius)) return true;
-  return false;
+  detail::RobotCheckData data = detail::whole_robot_check_data(robot, base, self_collision);
+  data.set_scene(scene);
+  std::vector<double> full(data.held.size()), poses(12 * data.link_bounds.size());
+  return !detail::robot_state_valid(data.view(), [state](int k) { return state[k]; }, full.data(), poses.data());
 }
 
 }  // namespace ompl_cuda

@@ -55,9 +55,10 @@ LINALG_HD double joint_value(const KinematicJoint* joints, int k, const double* 
 }
 
 // Every link's pose, 12 values per link (rotation row-major, then translation), for the joints in tree
-// order; the root link (0) at the identity.
-LINALG_HD void link_poses(const KinematicJoint* joints, int num_joints, const double* variables, double* poses) {
-  for (int k = 0; k < 12; ++k) poses[k] = (k < 9 && k % 4 == 0) ? 1.0 : 0.0;
+// order; the root link (0) at `root` (12 values), or at the identity when root is null.
+LINALG_HD void link_poses(const KinematicJoint* joints, int num_joints, const double* variables, double* poses,
+                          const double* root = nullptr) {
+  for (int k = 0; k < 12; ++k) poses[k] = root ? root[k] : ((k < 9 && k % 4 == 0) ? 1.0 : 0.0);
   for (int k = 0; k < num_joints; ++k) {
     const KinematicJoint& j = joints[k];
     const double* parent = poses + 12 * j.parent_link;

@@ -34,6 +34,16 @@ Transform compose(const Transform& a, const Transform& b) {
   return t;
 }
 
+Transform inverse(const Transform& t) {
+  Transform out;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) out.rotation[3 * i + j] = t.rotation[3 * j + i];
+  for (int i = 0; i < 3; ++i)
+    out.translation[i] = -(out.rotation[3 * i] * t.translation[0] + out.rotation[3 * i + 1] * t.translation[1] +
+                           out.rotation[3 * i + 2] * t.translation[2]);
+  return out;
+}
+
 bool is_finite(const Transform& t) {
   for (const double v : t.rotation)
     if (!std::isfinite(v)) return false;
@@ -96,6 +106,11 @@ void RobotModel::link_poses(const double* variables, std::vector<Transform>* pos
   if (links_.empty()) return;
   detail::link_poses(kinematics_->data(), static_cast<int>(kinematics_->size()), variables,
                      reinterpret_cast<double*>(poses->data()));
+}
+
+const std::vector<detail::KinematicJoint>& RobotModel::kinematic_joints() const {
+  static const std::vector<detail::KinematicJoint> none;
+  return kinematics_ ? *kinematics_ : none;
 }
 
 }  // namespace ompl_cuda

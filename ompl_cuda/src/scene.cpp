@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 
@@ -15,6 +16,13 @@ using linalg_cuda::InvalidArgument;
 using linalg_cuda::ParseError;
 
 namespace {
+
+// Every change of any scene gets a number of its own, so that no two different contents share a
+// version (a scene assigned over another one included).
+std::uint64_t next_scene_version() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
 
 constexpr std::uintmax_t kMaxSceneFileBytes = 64u << 20;  // scene files are kilobytes: a bound, not a limit in use
 
@@ -28,7 +36,17 @@ class SceneReader {
     MotionBenchMakerProblem problem;
     if (!root["planning_group"]) throw ParseError(file_, 1, "no planning_group");
     problem.group = root["planning_group"].as<std::string>();
-    if (root["base_offset"]) problem.base = pose(root["base_offset"], "base_offset");
+    // MotionBenchMaker moves the scene's objects by base_offset into the robot's frame (its
+    // scene_sampler and generate programs): the robot's pose in the scene frame is the inverse.
+    if (root["base_offset"]) problem.base = inverse(pose(root["base_offset"], "base_offset"));
+    // MotionBenchMaker names its scene inside its package (configs/scenes/DIR/FILE); the scenes lie
+    // beside the problem files as scenes/DIR/FILE do in MotionBenchMaker's layout and the shared data.
+    if (root["scene"]) {
+      const std::string name = root["scene"].as<std::string>(), marker = "configs/scenes/";
+      const std::size_t at = name.find(marker);
+      const std::filesystem::path folder = std::filesystem::path(file_).parent_path();
+      problem.scene_file = (at == std::string::npos ? folder / name : folder / name.substr(at + marker.size())).string();
+    }
     return problem;
   }
 
@@ -160,7 +178,7 @@ void Scene::add(SceneObject object) {
     if (!is_finite(p.pose)) throw InvalidArgument("Scene::add: object '" + object.id + "' has a primitive pose that is not finite");
   }
   objects_.push_back(std::move(object));
-  ++version_;
+  version_ = next_scene_version();
 }
 
 void Scene::move(const std::string& id, const Transform& motion) {
@@ -168,14 +186,38 @@ void Scene::move(const std::string& id, const Transform& motion) {
   if (k < 0) throw InvalidArgument("Scene::move: no object '" + id + "'");
   if (!is_finite(motion)) throw InvalidArgument("Scene::move: the motion of '" + id + "' is not finite");
   for (Primitive& p : objects_[k].primitives) p.pose = compose(motion, p.pose);
-  ++version_;
+  version_ = next_scene_version();
 }
 
 void Scene::remove(const std::string& id) {
   const int k = find(id);
   if (k < 0) throw InvalidArgument("Scene::remove: no object '" + id + "'");
   objects_.erase(objects_.begin() + k);
-  ++version_;
+  version_ = next_scene_version();
+}
+
+void Scene::set_point_cloud(std::vector<float> xyz, double resolution) {
+  if (!(resolution > 0) || !std::isfinite(resolution))
+    throw InvalidArgument("Scene::set_point_cloud: the resolution must be a positive number of metres");
+  if (xyz.size() % 3 != 0)
+    throw InvalidArgument("Scene::set_point_cloud: " + std::to_string(xyz.size()) + " values are not x y z triples");
+  for (std::size_t i = 0; i < xyz.size(); ++i)
+    if (!std::isfinite(xyz[i]))
+      throw InvalidArgument("Scene::set_point_cloud: point " + std::to_string(i / 3) + " has a coordinate that is not finite");
+  cloud_ = std::make_shared<const std::vector<float>>(std::move(xyz));
+  cloud_resolution_ = resolution;
+  version_ = next_scene_version();
+}
+
+void Scene::clear_point_cloud() {
+  cloud_.reset();
+  cloud_resolution_ = 0;
+  version_ = next_scene_version();
+}
+
+const std::vector<float>& Scene::point_cloud() const {
+  static const std::vector<float> none;
+  return cloud_ ? *cloud_ : none;
 }
 
 std::size_t Scene::num_primitives() const {

@@ -39,7 +39,7 @@ std::shared_ptr<RobotChecks> panda_in_box() {
       ompl_cuda::RobotModel::load((panda_dir() / "urdf" / "panda.urdf").string(), (panda_dir() / "config" / "panda.srdf").string(),
                                   {(test_support::data_dir() / "robots").string()});
   static const std::vector<std::vector<ompl_cuda::Sphere>> spheres = ompl_cuda::cover_with_spheres(model, {0.03});
-  const double offset[3] = {-0.15, 0, -1.02}, identity[4] = {0, 0, 0, 1};
+  const double offset[3] = {0.15, 0, 1.02}, identity[4] = {0, 0, 0, 1};
   return std::make_shared<RobotChecks>(ompl_cuda::RobotCollisionModel(model, spheres), ompl_cuda::Scene::load(box_scene().string()),
                                        "panda_arm", ompl_cuda::transform_from(offset, identity));
 }
@@ -82,7 +82,7 @@ TEST(RobotCheckers, CheckerAgreesWithInCollisionAndItsBatch) {
     const bool single = s.checker->isValid(states[k]);
     EXPECT_EQ(batch[k] != 0, single) << k;
     s.checks->full_state(states[k]->as<ob::RealVectorStateSpace::StateType>()->values, full.data());
-    const double offset[3] = {-0.15, 0, -1.02}, identity[4] = {0, 0, 0, 1};
+    const double offset[3] = {0.15, 0, 1.02}, identity[4] = {0, 0, 0, 1};
     EXPECT_EQ(single, !ompl_cuda::in_collision(s.checks->robot(), s.checks->scene(), ompl_cuda::transform_from(offset, identity), full.data()));
     valid += single;
   }
@@ -183,7 +183,7 @@ TEST(RobotCheckers, SceneEditsTakeEffectAndBadInputIsRefused) {
   // A crate where the hand is.
   std::vector<ompl_cuda::Transform> poses;
   s.checks->robot().model().link_poses(full.data(), &poses);
-  const double offset[3] = {-0.15, 0, -1.02}, identity[4] = {0, 0, 0, 1};
+  const double offset[3] = {0.15, 0, 1.02}, identity[4] = {0, 0, 0, 1};
   ompl_cuda::Primitive crate;
   crate.size[0] = crate.size[1] = crate.size[2] = 0.05;
   crate.pose = ompl_cuda::compose(ompl_cuda::transform_from(offset, identity), poses[s.checks->robot().model().link_index("panda_hand")]);

@@ -56,6 +56,19 @@ TEST(Scene, ReadsMotionBenchMakerScenes) {
   EXPECT_GE(files, 6);
 }
 
+TEST(Scene, ReadsAMotionBenchMakerProblem) {
+  if (!fs::exists(scenes() / "box_panda.problem.yaml")) GTEST_SKIP() << scenes() << " not found (set CUDA_SOLVERS_DATA)";
+  const ompl_cuda::MotionBenchMakerProblem problem =
+      ompl_cuda::read_motion_bench_maker_problem((scenes() / "box_panda.problem.yaml").string());
+  EXPECT_EQ(problem.group, "panda_arm");
+  // base_offset [-0.15, 0, -1.02] moves the scene to the robot: the robot stands at its inverse.
+  EXPECT_DOUBLE_EQ(problem.base.translation[0], 0.15);
+  EXPECT_DOUBLE_EQ(problem.base.translation[1], 0.0);
+  EXPECT_DOUBLE_EQ(problem.base.translation[2], 1.02);
+  EXPECT_EQ(fs::path(problem.scene_file), scenes() / "box" / "scene_box.yaml");
+  EXPECT_TRUE(fs::exists(problem.scene_file));
+}
+
 TEST(Scene, SaysWhatItCannotTake) {
   auto error = [](const std::string& text) {
     try {
@@ -220,7 +233,7 @@ TEST(InCollision, PandaIsFreeInItsReadyStateAndTouchesABallAtItsHand) {
   EXPECT_FALSE(ompl_cuda::in_collision(robot, empty, Transform(), folded.data(), false));
   // A small ball where the hand is, at MotionBenchMaker's base offset in the scene: the robot touches
   // it; moved 1 m up, or removed, it does not.
-  const double offset[3] = {-0.15, 0, -1.02}, identity[4] = {0, 0, 0, 1};
+  const double offset[3] = {0.15, 0, 1.02}, identity[4] = {0, 0, 0, 1};
   const Transform base = ompl_cuda::transform_from(offset, identity);
   std::vector<Transform> poses;
   model.link_poses(ready.data(), &poses);

@@ -35,7 +35,9 @@ class RobotCollisionModel {
 };
 
 // Whether the robot at the full state (root link at `base` in the scene frame) touches the scene or,
-// with self_collision, one of its own links of a pair checked; NaN values collide.
+// with self_collision, one of its own links of a pair checked; non-finite values collide. The test is
+// RobotChecks' (single precision, radii and primitives grown by a few micrometres to cover its
+// rounding); this function sets it up for one state, RobotChecks once for many.
 bool in_collision(const RobotCollisionModel& robot, const Scene& scene, const Transform& base, const double* state,
                   bool self_collision = true);
 

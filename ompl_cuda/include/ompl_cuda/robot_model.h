@@ -32,6 +32,7 @@ struct Transform {
 // The transform of a position and a quaternion (x y z w, normalised here).
 Transform transform_from(const double position[3], const double quaternion_xyzw[4]);
 Transform compose(const Transform& a, const Transform& b);  // a b
+Transform inverse(const Transform& t);
 bool is_finite(const Transform& t);  // every value finite
 
 enum class JointType { Revolute, Continuous, Prismatic, Fixed };
@@ -108,6 +109,8 @@ class RobotModel {
 
   // Every link's pose in the root frame for the full state `variables` (num_variables() values).
   void link_poses(const double* variables, std::vector<Transform>* poses) const;
+  // The joints as the kinematics read them (robot_kinematics.h), for the batched checks.
+  const std::vector<detail::KinematicJoint>& kinematic_joints() const;
 
  private:
   friend class RobotModelReader;

@@ -1,0 +1,32 @@
+#pragma once
+// Building a point cloud's distance field (cloud_distance_field.h) on the CPU or the GPU: the grid is
+// planned on the host over the points within a box (the robot's reach), then the voxels the points
+// occupy are marked and three passes of the distance transform run, one per axis.
+#include <memory>
+#include <vector>
+
+#include "cloud_distance_field.h"
+#include <cuda_runtime_api.h>
+
+#include "linalg_cuda/device_buffer.h"
+
+namespace ompl_cuda::detail {
+
+// Voxels a field may have (20 bytes each while it is built): beyond, the resolution is too fine for
+// the cloud's extent.
+constexpr long long kMaxCloudVoxels = 1LL << 27;
+
+// The grid over the points (x y z each) that lie within [low, high], with a voxel's margin; no voxels
+// when none does. InvalidArgument when it would exceed kMaxCloudVoxels (the message names the
+// coarsest resolution that fits).
+CloudGrid plan_cloud_grid(const std::vector<float>& xyz, double resolution, const double* low, const double* high);
+
+// The field's values on the CPU (all cores).
+std::vector<float> build_distance_field_cpu(const std::vector<float>& xyz, const CloudGrid& grid);
+
+// The same values built on the GPU into `field` (grown as needed), and downloaded into the returned
+// vector for the CPU's single checks.
+std::vector<float> build_distance_field_gpu(const std::vector<float>& xyz, const CloudGrid& grid,
+                                            linalg_cuda::DeviceBuffer* field, cudaStream_t stream);
+
+}  // namespace ompl_cuda::detail

@@ -1,0 +1,191 @@
+#include "robot_check_data.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+#include "cloud_field_build.h"
+#include "linalg_cuda/errors.h"
+
+namespace ompl_cuda::detail {
+
+namespace {
+
+double norm3(const double* v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+
+// Single-precision rounding of a point's coordinates computed from values of magnitude up to `reach`
+// stays within a few units in the last place of reach per operation; sixteen of them, and a micrometre
+// for the cover's own conversion, bound it for every sum and product a check makes.
+float rounding_padding(double reach) { return static_cast<float>(16.0 * FLT_EPSILON * reach + 1e-6); }
+
+// How far any sphere can be from the scene's origin: the base's offset, every joint's offset and
+// prismatic travel, and the farthest sphere from its link's origin.
+double robot_reach(const RobotCollisionModel& robot, const Transform& base) {
+  const RobotModel& model = robot.model();
+  double reach = norm3(base.translation);
+  for (const RobotJoint& j : model.joints()) {
+    reach += norm3(j.origin.translation);
+    if (j.type != JointType::Prismatic) continue;
+    const int source = j.mimic_of >= 0 ? model.joints()[j.mimic_of].variable : j.variable;
+    const double travel = source >= 0 ? std::max(std::fabs(model.lower_bound(source)), std::fabs(model.upper_bound(source))) : 0.0;
+    reach += j.mimic_of >= 0 ? std::fabs(j.mimic_multiplier) * travel + std::fabs(j.mimic_offset) : travel;
+  }
+  double farthest = 0;
+  for (const std::vector<Sphere>& link : robot.spheres())
+    for (const Sphere& s : link) farthest = std::max(farthest, norm3(s.center) + s.radius);
+  return reach + farthest;
+}
+
+// A sphere around the spheres first .. last, in single precision: it holds every one of them grown by
+// `padding`, with its own placement's rounding on top.
+template <typename It>
+CheckSphere bounding_sphere(It first, It last, float padding) {
+  double centre[3] = {0, 0, 0}, radius = 0;
+  const double n = static_cast<double>(last - first);
+  for (It s = first; s != last; ++s)
+    for (int i = 0; i < 3; ++i) centre[i] += s->center[i] / n;
+  for (It s = first; s != last; ++s) {
+    const double d[3] = {s->center[0] - centre[0], s->center[1] - centre[1], s->center[2] - centre[2]};
+    radius = std::max(radius, norm3(d) + s->radius);
+  }
+  return {static_cast<float>(centre[0]), static_cast<float>(centre[1]), static_cast<float>(centre[2]),
+          static_cast<float>(radius) + 3 * padding};
+}
+
+// Neighbouring spheres in groups of at most kMaxGroupSpheres: halved at the median of their widest
+// axis until small enough; emit(first, last) for each group.
+constexpr std::ptrdiff_t kGroupSize = kMaxGroupSpheres;
+
+template <typename It, typename Emit>
+void split_into_groups(It first, It last, const Emit& emit) {
+  if (last - first <= kGroupSize) {
+    if (first != last) emit(first, last);
+    return;
+  }
+  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  for (It s = first; s != last; ++s)
+    for (int i = 0; i < 3; ++i) lo[i] = std::min(lo[i], s->center[i]), hi[i] = std::max(hi[i], s->center[i]);
+  int axis = 0;
+  for (int i = 1; i < 3; ++i)
+    if (hi[i] - lo[i] > hi[axis] - lo[axis]) axis = i;
+  const It middle = first + (last - first) / 2;
+  std::nth_element(first, middle, last, [axis](const Sphere& a, const Sphere& b) { return a.center[axis] < b.center[axis]; });
+  split_into_groups(first, middle, emit);
+  split_into_groups(middle, last, emit);
+}
+
+}  // namespace
+
+RobotCheckData::RobotCheckData(const RobotCollisionModel& robot, const Transform& base, std::vector<int> group_values,
+                               std::vector<double> held_state, std::vector<double> low_bounds,
+                               std::vector<double> high_bounds, bool self_collision)
+    : joints(robot.model().kinematic_joints()),
+      group(std::move(group_values)),
+      held(std::move(held_state)),
+      low(std::move(low_bounds)),
+      high(std::move(high_bounds)) {
+  const RobotModel& model = robot.model();
+  if (static_cast<int>(held.size()) != model.num_variables() || low.size() != group.size() || high.size() != group.size())
+    throw linalg_cuda::InvalidArgument("RobotCheckData: the held state, the group and its bounds disagree in size");
+  std::copy(base.rotation, base.rotation + 9, root);
+  std::copy(base.translation, base.translation + 3, root + 9);
+  padding_ = rounding_padding(robot_reach(robot, base));
+  const double arm = robot_reach(robot, Transform());
+  for (int i = 0; i < 3; ++i) {
+    reach_low_[i] = base.translation[i] - arm;
+    reach_high_[i] = base.translation[i] + arm;
+  }
+  first_group.push_back(0);
+  first_sphere.push_back(0);
+  for (const std::vector<Sphere>& link : robot.spheres()) {
+    link_bounds.push_back(link.empty() ? CheckSphere{0, 0, 0, -1} : bounding_sphere(link.begin(), link.end(), padding_));
+    std::vector<Sphere> sorted = link;
+    split_into_groups(sorted.begin(), sorted.end(), [&](auto first, auto last) {
+      group_bounds.push_back(bounding_sphere(first, last, padding_));
+      for (auto s = first; s != last; ++s)
+        spheres.push_back({static_cast<float>(s->center[0]), static_cast<float>(s->center[1]),
+                           static_cast<float>(s->center[2]), static_cast<float>(s->radius) + padding_});
+      first_sphere.push_back(static_cast<int>(spheres.size()));
+    });
+    first_group.push_back(static_cast<int>(group_bounds.size()));
+  }
+  if (self_collision)
+    for (const auto& [a, b] : robot.self_collision_pairs()) self_pairs.insert(self_pairs.end(), {a, b});
+}
+
+void RobotCheckData::set_scene(const Scene& scene, bool build_cloud) {
+  cloud_grid = scene.point_cloud().empty()
+                   ? CloudGrid()
+                   : plan_cloud_grid(scene.point_cloud(), scene.point_cloud_resolution(), reach_low_, reach_high_);
+  cloud_distance2.clear();
+  if (build_cloud && cloud_grid.voxels() > 0) cloud_distance2 = build_distance_field_cpu(scene.point_cloud(), cloud_grid);
+  primitives.clear();
+  for (const SceneObject& object : scene.objects())
+    for (const Primitive& p : object.primitives) {
+      CheckPrimitive<float> check;
+      double rotation[9], translation[3];
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) rotation[3 * i + j] = p.pose.rotation[3 * j + i];
+      for (int i = 0; i < 3; ++i)
+        translation[i] = -(rotation[3 * i] * p.pose.translation[0] + rotation[3 * i + 1] * p.pose.translation[1] +
+                           rotation[3 * i + 2] * p.pose.translation[2]);
+      std::copy(rotation, rotation + 9, check.rotation);
+      std::copy(translation, translation + 3, check.translation);
+      // A primitive far from the origin, or large, rounds on its own scale: it grows by that rounding.
+      const double extent = norm3(p.pose.translation) + p.size[0] + p.size[1] + p.size[2];
+      const float grow = rounding_padding(extent);
+      switch (p.kind) {
+        case Primitive::Kind::Sphere:
+          check.size[0] = static_cast<float>(p.size[0]) + grow;
+          break;
+        case Primitive::Kind::Box:
+          for (int i = 0; i < 3; ++i) check.size[i] = static_cast<float>(p.size[i]) + 2 * grow;
+          break;
+        case Primitive::Kind::Cylinder:
+        case Primitive::Kind::Capsule:
+          check.size[0] = static_cast<float>(p.size[0]) + grow;
+          check.size[1] = static_cast<float>(p.size[1]) + 2 * grow;
+          break;
+      }
+      check.kind = static_cast<int>(p.kind);
+      primitives.push_back(check);
+    }
+}
+
+RobotCheckView RobotCheckData::view() const {
+  RobotCheckView v{};
+  v.joints = joints.data();
+  v.num_joints = static_cast<int>(joints.size());
+  v.num_links = static_cast<int>(link_bounds.size());
+  v.num_variables = static_cast<int>(held.size());
+  std::copy(root, root + 12, v.root);
+  v.dimension = static_cast<int>(group.size());
+  v.group = group.data();
+  v.held = held.data();
+  v.low = low.data();
+  v.high = high.data();
+  v.link_bounds = link_bounds.data();
+  v.first_group = first_group.data();
+  v.group_bounds = group_bounds.data();
+  v.first_sphere = first_sphere.data();
+  v.spheres = spheres.data();
+  v.self_pairs = self_pairs.data();
+  v.num_self_pairs = static_cast<int>(self_pairs.size() / 2);
+  v.primitives = primitives.data();
+  v.num_primitives = static_cast<int>(primitives.size());
+  v.cloud.grid = cloud_grid;
+  v.cloud.distance2 = cloud_distance2.empty() ? nullptr : cloud_distance2.data();
+  return v;
+}
+
+RobotCheckData whole_robot_check_data(const RobotCollisionModel& robot, const Transform& base, bool self_collision) {
+  const int n = robot.model().num_variables();
+  std::vector<int> all(n);
+  for (int k = 0; k < n; ++k) all[k] = k;
+  const double inf = std::numeric_limits<double>::infinity();
+  return RobotCheckData(robot, base, std::move(all), std::vector<double>(n, 0.0), std::vector<double>(n, -inf),
+                        std::vector<double>(n, inf), self_collision);
+}
+
+}  // namespace ompl_cuda::detail

@@ -1,0 +1,48 @@
+#pragma once
+// What the robot's state checks read (robot_collision_math.h's RobotCheckView), in host arrays: the
+// kinematics, the planning group and its bounds, the spheres in single precision in groups of
+// neighbours with their groups' and links' bounding spheres, the self pairs, the scene's primitives
+// and its point cloud's distance field. The CPU checks view these arrays; the
+// GPU engine uploads them.
+#include <vector>
+
+#include "ompl_cuda/robot_collision_model.h"
+#include "robot_collision_math.h"
+
+namespace ompl_cuda::detail {
+
+class RobotCheckData {
+ public:
+  // group: the full state's index of each planning-group value, with low and high its bounds; every
+  // other variable keeps its value in held (num_variables values).
+  RobotCheckData(const RobotCollisionModel& robot, const Transform& base, std::vector<int> group,
+                 std::vector<double> held, std::vector<double> low, std::vector<double> high, bool self_collision);
+
+  // The primitives of `scene` and the grid of its point cloud within the robot's reach, replacing
+  // those of an earlier one; the cloud's distance field built here on the CPU, or, with
+  // build_cloud false, left for the caller to fill (cloud_distance2, cloud_grid.voxels() values).
+  void set_scene(const Scene& scene, bool build_cloud = true);
+
+  // A view of these arrays (valid while this object lives and is not changed).
+  RobotCheckView view() const;
+  // How far the spheres' radii reach beyond the cover, for single-precision rounding (metres).
+  float padding() const { return padding_; }
+
+  std::vector<KinematicJoint> joints;
+  std::vector<int> group, first_group, first_sphere, self_pairs;
+  std::vector<double> held, low, high;
+  std::vector<CheckSphere> link_bounds, group_bounds, spheres;
+  std::vector<CheckPrimitive<float>> primitives;
+  CloudGrid cloud_grid;                // no voxels without a cloud within reach
+  std::vector<float> cloud_distance2;
+  double root[12];
+
+ private:
+  float padding_ = 0;
+  double reach_low_[3], reach_high_[3];  // the box every sphere stays in, whatever the state
+};
+
+// The full state of a robot as a group of all its variables, unbounded: what in_collision checks.
+RobotCheckData whole_robot_check_data(const RobotCollisionModel& robot, const Transform& base, bool self_collision);
+
+}  // namespace ompl_cuda::detail

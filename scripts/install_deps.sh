@@ -11,9 +11,11 @@ set -euo pipefail
 # runtime: libomp-14-dev holds libomp and Archer (libarcher.so), its OpenMP tool for ThreadSanitizer.
 # ompl_cuda reads robot descriptions with urdfdom (URDF), tinyxml2 (SRDF), assimp (meshes) and
 # yaml-cpp (MoveIt scenes); its tests check the forward kinematics against KDL's, built from the URDF
-# by kdl_parser, and run plan_robot's page with Node.js.
+# by kdl_parser, and run plan_robot's page with Node.js. FCL (libfcl-dev), MoveIt's collision library,
+# is the anchor the robot checks are tested and benchmarked against (bench/fcl_robot_checker.h).
 packages=(cmake ninja-build g++ pkg-config libeigen3-dev libceres-dev libompl-dev libgtest-dev libgmock-dev
           liburdfdom-dev libtinyxml2-dev libassimp-dev libyaml-cpp-dev liborocos-kdl-dev libkdl-parser-dev nodejs
+          libfcl-dev
           zlib1g-dev libbz2-dev libpng-dev file
           libboost-serialization-dev libboost-filesystem-dev libboost-system-dev
           clang libclang-rt-14-dev llvm bzip2 libomp-14-dev make python3)

@@ -23,7 +23,9 @@
 #include "command_line.h"
 #include "linalg_cuda/errors.h"
 #include "ompl_cuda/batched_prm.h"
+#include "ompl_cuda/batched_rrt_connect.h"
 #include "ompl_cuda/batched_rrt_star.h"
+#include "ompl_cuda/point_cloud.h"
 #include "ompl_cuda/robot_checkers.h"
 #include "ompl_cuda/robot_view.h"
 
@@ -42,13 +44,18 @@ links covered by spheres that hold their collision geometry).
   --srdf FILE          its planning groups, named states and disabled collision pairs
   --package-path DIRS  folders that hold ROS packages, ':'-separated (ROS_PACKAGE_PATH after them)
   --group NAME         the planning group                     (default: the problem's, else the first)
-  --scene FILE         a MoveIt PlanningScene YAML (MotionBenchMaker's scene_*.yaml)   (default: empty)
-  --problem FILE       a MotionBenchMaker problem YAML: its planning_group and base_offset
+  --scene FILE         a MoveIt PlanningScene YAML (MotionBenchMaker's scene_*.yaml)
+                       (default: the problem's scene, else an empty scene)
+  --problem FILE       a MotionBenchMaker problem YAML: its planning_group, base_offset and scene
+  --cloud FILE         a point cloud (PLY or PCD, scene frame) joined to the scene; points with NaN
+                       coordinates (an organised cloud's empty pixels) are dropped
+  --cloud-resolution R its voxels, metres                                              (default 0.01)
   --spheres FILE       the robot's spheres (robot_spheres writes them)   (default: made at --tolerance)
-  --tolerance T        metres the made spheres may reach beyond the geometry            (default 0.03)
+  --tolerance T        metres the made spheres may reach beyond the geometry            (default 0.015)
   --start S            a named state of the group (SRDF group_state) or 'random'       (default ready)
   --goal S             likewise                                                         (default random)
-  --planner P          rrtconnect | rrtstar | prm | batched-rrtstar | batched-prm      (default rrtconnect)
+  --planner P          rrtconnect | rrtstar | prm | batched-rrtconnect | batched-rrtstar |
+                       batched-prm                                                     (default rrtconnect)
   --time T             planning time, seconds                                           (default 5)
   --seed S             the seed of random states and of the planner                    (default 1)
   --html FILE          a page that plays the path in 3-D (opens in any browser)
@@ -60,14 +67,15 @@ Exit status: 0 solved, 1 no exact solution, 2 bad usage or input.
 
 int main(int argc, char** argv) {
   const examples::CommandLine cli("plan_robot", kUsage,
-                                  {"--urdf", "--srdf", "--package-path", "--group", "--scene", "--problem", "--spheres",
-                                   "--tolerance", "--start", "--goal", "--planner", "--time", "--seed", "--html"});
+                                  {"--urdf", "--srdf", "--package-path", "--group", "--scene", "--problem", "--cloud",
+                                   "--cloud-resolution", "--spheres", "--tolerance", "--start", "--goal", "--planner", "--time", "--seed", "--html"});
   std::map<std::string, std::string> o;
-  double time = 5.0, tolerance = 0.03;
+  double time = 5.0, tolerance = 0.015, cloud_resolution = 0.01;
   unsigned seed = 1;
   try {
     o = cli.parse(argc, argv);
     if (o.count("--time")) time = cli.number("--time", o["--time"], 1e-3, 1e6);
+    if (o.count("--cloud-resolution")) cloud_resolution = cli.number("--cloud-resolution", o["--cloud-resolution"], 1e-4, 10);
     if (o.count("--tolerance")) tolerance = cli.number("--tolerance", o["--tolerance"], 1e-4, 10);
     if (o.count("--seed")) seed = static_cast<unsigned>(cli.integer("--seed", o["--seed"], 0, 1 << 30));
   } catch (const linalg_cuda::InvalidArgument& e) {
@@ -81,13 +89,20 @@ int main(int argc, char** argv) {
     const ompl_cuda::RobotModel model = ompl_cuda::RobotModel::load(o["--urdf"], o["--srdf"], examples::split(o["--package-path"], ':'));
     std::string group = o.count("--group") ? o["--group"] : "";
     ompl_cuda::Transform base;
+    std::string scene_file = o.count("--scene") ? o["--scene"] : "";
     if (o.count("--problem")) {
       const ompl_cuda::MotionBenchMakerProblem problem = ompl_cuda::read_motion_bench_maker_problem(o["--problem"]);
       base = problem.base;
       if (group.empty()) group = problem.group;
+      if (scene_file.empty()) scene_file = problem.scene_file;
     }
     if (group.empty() && !model.group_names().empty()) group = model.group_names().front();
-    const ompl_cuda::Scene scene = o.count("--scene") ? ompl_cuda::Scene::load(o["--scene"]) : ompl_cuda::Scene();
+    ompl_cuda::Scene scene = scene_file.empty() ? ompl_cuda::Scene() : ompl_cuda::Scene::load(scene_file);
+    if (o.count("--cloud")) {
+      ompl_cuda::PointCloudReadOptions read;
+      read.drop_non_finite = true;
+      scene.set_point_cloud(ompl_cuda::read_point_cloud(o["--cloud"], read), cloud_resolution);
+    }
     const auto cover_start = std::chrono::steady_clock::now();
     const std::vector<std::vector<ompl_cuda::Sphere>> spheres =
         o.count("--spheres") ? ompl_cuda::read_sphere_file(o["--spheres"], model)
@@ -97,7 +112,8 @@ int main(int argc, char** argv) {
     std::printf("%-10s %s, group %s (%d joints), %zu spheres (%s, %.2f s)\n", "robot", model.name().c_str(), group.c_str(),
                 checks->dimension(), checks->robot().num_spheres(),
                 o.count("--spheres") ? o["--spheres"].c_str() : "made here", cover_seconds);
-    std::printf("%-10s %zu objects, %zu primitives\n", "scene", scene.objects().size(), scene.num_primitives());
+    std::printf("%-10s %zu objects, %zu primitives, %zu cloud points\n", "scene", scene.objects().size(),
+                scene.num_primitives(), scene.point_cloud().size() / 3);
 
     og::SimpleSetup ss(checks->make_space());
     const ob::SpaceInformationPtr& si = ss.getSpaceInformation();
@@ -130,11 +146,13 @@ int main(int argc, char** argv) {
     if (planner_name == "rrtconnect") planner = std::make_shared<og::RRTConnect>(si);
     else if (planner_name == "rrtstar") planner = std::make_shared<og::RRTstar>(si);
     else if (planner_name == "prm") planner = std::make_shared<og::PRM>(si);
+    else if (planner_name == "batched-rrtconnect" || planner_name == "batched_rrtconnect")
+      planner = std::make_shared<ompl_cuda::BatchedRRTConnect>(si);
     else if (planner_name == "batched-rrtstar") planner = std::make_shared<ompl_cuda::BatchedRRTstar>(si);
     else if (planner_name == "batched-prm") planner = std::make_shared<ompl_cuda::BatchedPRM>(si);
     else cli.fail("unknown planner '" + planner_name + "'");
     ss.setPlanner(planner);
-    std::printf("%-10s %s, checks on %s\n", "planner", planner->getName().c_str(), linalg_cuda::to_string(linalg_cuda::Backend::Cpu));
+    std::printf("%-10s %s, checks on %s\n", "planner", planner->getName().c_str(), linalg_cuda::to_string(checks->backend()));
     const ob::PlannerStatus status = ss.solve(time);
     const bool exact = status == ob::PlannerStatus::EXACT_SOLUTION;
     std::printf("%-10s %s in %.3f s\n", "result", status.asString().c_str(), ss.getLastPlanComputationTime());

@@ -30,13 +30,15 @@ flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
        -Ifuzz -Ilinalg_cuda/include -Ilinalg_cuda/internal/include -I/usr/include/eigen3)
 # FUZZ_HARNESSES="name ..." builds and runs only those.
 all_harnesses="linalg_cuda_matrix_market_fuzzer gridmap_cuda_carmen_log_fuzzer ceres_cuda_bal_problem_fuzzer"
+all_harnesses+=" ompl_cuda_point_cloud_fuzzer"
 all_harnesses+=" ceres_cuda_solve_fuzzer"
 read -r -a harnesses <<< "${FUZZ_HARNESSES:-$all_harnesses}"
 # Longest input per harness: room for a few hundred Matrix Market entries or BAL observations, for a
 # few CARMEN lines of 361 readings (about 2.5 KB each), and for a problem of 40 residual blocks with
 # every value a raw double (a few KB).
 declare -A max_len=([linalg_cuda_matrix_market_fuzzer]=8192 [gridmap_cuda_carmen_log_fuzzer]=16384
-                    [ceres_cuda_bal_problem_fuzzer]=8192 [ceres_cuda_solve_fuzzer]=4096)
+                    [ceres_cuda_bal_problem_fuzzer]=8192 [ceres_cuda_solve_fuzzer]=4096
+                    [ompl_cuda_point_cloud_fuzzer]=4096)
 declare -A harness_seconds=([ceres_cuda_solve_fuzzer]=${FUZZ_SOLVE_SECONDS:-$seconds})
 selected() { [[ " ${harnesses[*]} " == *" $1 "* ]]; }
 
@@ -52,6 +54,7 @@ build_harness gridmap_cuda_carmen_log_fuzzer -Igridmap_cuda/include gridmap_cuda
 # function: linking libceres and that one source keeps the reader's file as it is.
 build_harness ceres_cuda_bal_problem_fuzzer -Iceres_cuda/include ceres_cuda/src/bal_problem.cpp \
   ceres_cuda/src/snavely_reprojection_error.cpp -lceres -lglog -lbz2
+build_harness ompl_cuda_point_cloud_fuzzer -Iompl_cuda/include ompl_cuda/src/point_cloud.cpp
 # The Solve harness' build takes minutes: it runs in the background, one job (FUZZ_JOBS) beside the
 # readers' harnesses as they fuzz on the other core, and the Solve harness' run waits for it.
 solve_build_pid=
@@ -85,7 +88,7 @@ wait_for_solve_build() {
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"/{linalg_cuda_matrix_market_fuzzer,gridmap_cuda_carmen_log_fuzzer,ceres_cuda_bal_problem_fuzzer}
-mkdir -p "$seeds"/ceres_cuda_solve_fuzzer
+mkdir -p "$seeds"/ceres_cuda_solve_fuzzer "$seeds"/ompl_cuda_point_cloud_fuzzer
 if [[ -d $data ]]; then
   for f in "$data"/matrices/*.mtx; do
     [[ -f $f ]] || continue

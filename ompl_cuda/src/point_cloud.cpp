@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "linalg_cuda/errors.h"
@@ -93,7 +92,8 @@ class CloudReader {
   }
   std::string require_line(const char* what) {
     std::string text;
-    if (!next_line(&text)) throw ParseError(file_, line_ + 1, std::string("the file ends before ") + what);
+    // The last line the file has (0 for an empty file), not one past it.
+    if (!next_line(&text)) throw ParseError(file_, line_, std::string("the file ends before ") + what);
     return text;
   }
   std::size_t count(const std::string& token, const char* what) const {
@@ -255,13 +255,16 @@ class CloudReader {
     return layout;
   }
 
+  // Points are kept in single precision: a coordinate beyond its range counts as not finite.
   void add(std::vector<float>* xyz, const double* p, long where) {
-    if (!std::isfinite(p[0]) || !std::isfinite(p[1]) || !std::isfinite(p[2])) {
+    const float f[3] = {static_cast<float>(p[0]), static_cast<float>(p[1]), static_cast<float>(p[2])};
+    if (!std::isfinite(f[0]) || !std::isfinite(f[1]) || !std::isfinite(f[2])) {
       if (options_.drop_non_finite) return;
       throw ParseError(file_, where, "point " + std::to_string(xyz->size() / 3) +
-                                         " has a coordinate that is not finite (PointCloudReadOptions::drop_non_finite drops such points)");
+                                         " has a coordinate that is not finite in single precision "
+                                         "(PointCloudReadOptions::drop_non_finite drops such points)");
     }
-    xyz->insert(xyz->end(), {static_cast<float>(p[0]), static_cast<float>(p[1]), static_cast<float>(p[2])});
+    xyz->insert(xyz->end(), f, f + 3);
   }
 
   std::vector<float> ascii_body(const Layout& layout) {
@@ -342,70 +345,6 @@ void write_ply(const std::string& file, const std::vector<float>& xyz) {
     out.write(b, 4);
   }
   if (!out) throw linalg_cuda::Error(file + ": writing failed");
-}
-
-std::vector<float> sample_scene_surfaces(const Scene& scene, std::size_t count, unsigned seed) {
-  std::vector<const Primitive*> primitives;
-  std::vector<double> areas;
-  constexpr double pi = 3.14159265358979323846;
-  for (const SceneObject& object : scene.objects())
-    for (const Primitive& p : object.primitives) {
-      const double* s = p.size;
-      double area = 0;
-      switch (p.kind) {
-        case Primitive::Kind::Sphere: area = 4 * pi * s[0] * s[0]; break;
-        case Primitive::Kind::Box: area = 2 * (s[0] * s[1] + s[1] * s[2] + s[0] * s[2]); break;
-        case Primitive::Kind::Cylinder: area = 2 * pi * s[0] * s[1] + 2 * pi * s[0] * s[0]; break;
-        case Primitive::Kind::Capsule: area = 2 * pi * s[0] * s[1] + 4 * pi * s[0] * s[0]; break;
-      }
-      if (area > 0) {
-        primitives.push_back(&p);
-        areas.push_back(area);
-      }
-    }
-  std::vector<float> xyz;
-  if (primitives.empty()) return xyz;
-  xyz.reserve(3 * count);
-  std::mt19937_64 rng(seed);
-  std::discrete_distribution<std::size_t> pick(areas.begin(), areas.end());
-  std::uniform_real_distribution<double> unit(0, 1);
-  std::normal_distribution<double> normal;
-  for (std::size_t i = 0; i < count; ++i) {
-    const Primitive& p = *primitives[pick(rng)];
-    const double* s = p.size;
-    double q[3] = {0, 0, 0};
-    auto on_sphere = [&](double r, double* out) {
-      double n[3] = {normal(rng), normal(rng), normal(rng)};
-      const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) + 1e-300;
-      for (int k = 0; k < 3; ++k) out[k] = r * n[k] / len;
-    };
-    if (p.kind == Primitive::Kind::Sphere) {
-      on_sphere(s[0], q);
-    } else if (p.kind == Primitive::Kind::Box) {
-      const double faces[3] = {s[1] * s[2], s[0] * s[2], s[0] * s[1]};
-      const double r = unit(rng) * (faces[0] + faces[1] + faces[2]);
-      const int axis = r < faces[0] ? 0 : (r < faces[0] + faces[1] ? 1 : 2);
-      for (int k = 0; k < 3; ++k) q[k] = (unit(rng) - 0.5) * s[k];
-      q[axis] = (unit(rng) < 0.5 ? -0.5 : 0.5) * s[axis];
-    } else {
-      const double side = 2 * pi * s[0] * s[1];
-      const double ends = p.kind == Primitive::Kind::Cylinder ? 2 * pi * s[0] * s[0] : 4 * pi * s[0] * s[0];
-      if (unit(rng) * (side + ends) < side) {
-        const double a = 2 * pi * unit(rng);
-        q[0] = s[0] * std::cos(a), q[1] = s[0] * std::sin(a), q[2] = (unit(rng) - 0.5) * s[1];
-      } else if (p.kind == Primitive::Kind::Cylinder) {
-        const double a = 2 * pi * unit(rng), r = s[0] * std::sqrt(unit(rng));
-        q[0] = r * std::cos(a), q[1] = r * std::sin(a), q[2] = (unit(rng) < 0.5 ? -0.5 : 0.5) * s[1];
-      } else {
-        on_sphere(s[0], q);
-        q[2] += (q[2] < 0 ? -0.5 : 0.5) * s[1];
-      }
-    }
-    for (int k = 0; k < 3; ++k)
-      xyz.push_back(static_cast<float>(p.pose.rotation[3 * k] * q[0] + p.pose.rotation[3 * k + 1] * q[1] +
-                                       p.pose.rotation[3 * k + 2] * q[2] + p.pose.translation[k]));
-  }
-  return xyz;
 }
 
 }  // namespace ompl_cuda

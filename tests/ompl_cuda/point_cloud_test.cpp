@@ -81,6 +81,13 @@ TEST(PointCloudFiles, SaysWhatItCannotTake) {
         "cannot hold them");
   fails(write_text("huge.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 1500000000\nDATA ascii\n1 2 3\n"), "cannot hold them");
   fails(write_text("truncated.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 2\nDATA ascii\n1 2 3\n45 67\n"), "expected 3 numbers");
+  // A header cut short names its last line (found by the fuzzer: it named one past the end).
+  try {
+    read_point_cloud(write_text("short.pcd", "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F"));
+    ADD_FAILURE() << "a header without DATA was accepted";
+  } catch (const linalg_cuda::ParseError& e) {
+    EXPECT_EQ(e.line(), 4) << e.what();
+  }
   fails(write_text("compressed.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 1\nDATA binary_compressed\n"), "pcl_convert_pcd_ascii_binary");
   fails(write_text("noz.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n"), "lacks an x, y or z");
   const std::string nan_file = write_text("nan.ply", "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"

@@ -3,7 +3,7 @@
 // random states of the arm, whenever FCL finds the robot's meshes touching the scene or each other
 // (the pairs the SRDF leaves checked), in_collision with the sphere cover says so too, and the cover's
 // cost (invalid for us, free for FCL) is printed; paths planned with our checks are free for FCL at a
-// fine resolution. OMPL_CUDA_FCL_STATES sets the random states per scene (default: the 1e5 in
+// fine resolution. OMPL_CUDA_FCL_STATES sets the random states per scene (default: 1e5 in
 // an optimised build).
 #include <gtest/gtest.h>
 #include <ompl/base/ScopedState.h>

@@ -17,6 +17,9 @@ namespace {
 
 using linalg_cuda::ParseError;
 
+// The most values a PCD field may hold (PCL's wide fields, e.g. FPFH's 33 or VFH's 308, are far below).
+constexpr std::size_t kMaxFieldCount = 65536;
+
 enum class Scalar { I8, U8, I16, U16, I32, U32, I64, U64, F32, F64 };
 
 int size_of(Scalar t) {
@@ -102,7 +105,11 @@ class CloudReader {
     if (token.empty() || *end != '\0' || token[0] == '-') throw ParseError(file_, line_, std::string("expected ") + what + ", found '" + token + "'");
     return static_cast<std::size_t>(v);
   }
-  std::size_t bytes_left() { return bytes_ - static_cast<std::size_t>(in_.tellg()); }
+  // Bytes after the read position; none once the stream has failed or met the end (tellg says -1).
+  std::size_t bytes_left() {
+    const std::streamoff at = in_.tellg();
+    return at < 0 ? 0 : bytes_ - std::min(bytes_, static_cast<std::size_t>(at));
+  }
 
   static bool ply_scalar(const std::string& name, Scalar* t) {
     static const std::pair<const char*, Scalar> names[] = {
@@ -212,7 +219,14 @@ class CloudReader {
       if (key == "FIELDS") fields = values;
       else if (key == "SIZE") for (const auto& v : values) sizes.push_back(count(v, "a field size"));
       else if (key == "TYPE") for (const auto& v : values) types.push_back(v.empty() ? '?' : v[0]);
-      else if (key == "COUNT") for (const auto& v : values) counts.push_back(count(v, "a field count"));
+      else if (key == "COUNT")
+        for (const auto& v : values) {
+          counts.push_back(count(v, "a field count"));
+          // A field of no values holds no coordinate (x, y and z are read from their first), and a
+          // record's width must stay far from overflowing its sums.
+          if (counts.back() == 0 || counts.back() > kMaxFieldCount)
+            throw ParseError(file_, line_, "a field's COUNT must be 1 to " + std::to_string(kMaxFieldCount) + ", found " + v);
+        }
       else if (key == "WIDTH" && !values.empty()) width = count(values[0], "a width");
       else if (key == "HEIGHT" && !values.empty()) height = count(values[0], "a height");
       else if (key == "POINTS" && !values.empty()) layout.points = count(values[0], "a point count"), points_given = true;
@@ -275,6 +289,7 @@ class CloudReader {
       throw ParseError(file_, layout.line, "the header declares " + std::to_string(layout.points) + " points; the file's " +
                                                std::to_string(bytes_left()) + " remaining bytes cannot hold them");
     std::vector<float> xyz;
+    if (layout.points == 0) return xyz;  // the columns' count is backed by the file only when a point is there
     xyz.reserve(3 * layout.points);
     std::vector<double> values(layout.columns);
     for (std::size_t i = 0; i < layout.points; ++i) {
@@ -302,7 +317,8 @@ class CloudReader {
     const bool swap = layout.format == Layout::Format::BigEndian;
     std::vector<float> xyz;
     xyz.reserve(3 * layout.points);
-    const std::size_t chunk = std::max<std::size_t>(1, (1 << 20) / layout.record_bytes);
+    // At most the points declared, whose bytes the file holds (checked above).
+    const std::size_t chunk = std::min(layout.points, std::max<std::size_t>(1, (1 << 20) / layout.record_bytes));
     std::vector<unsigned char> buffer(chunk * layout.record_bytes);
     for (std::size_t first = 0; first < layout.points; first += chunk) {
       const std::size_t n = std::min(chunk, layout.points - first);

@@ -80,6 +80,7 @@ TEST(PointCloudFiles, SaysWhatItCannotTake) {
                                "property float y\nproperty float z\nend_header\n0123456789ab"),
         "cannot hold them");
   fails(write_text("huge.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 1500000000\nDATA ascii\n1 2 3\n"), "cannot hold them");
+  fails(write_text("no_body.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 2000000000\nDATA binary"), "cannot hold them");
   fails(write_text("truncated.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 2\nDATA ascii\n1 2 3\n45 67\n"), "expected 3 numbers");
   // A header cut short names its last line (found by the fuzzer: it named one past the end).
   try {
@@ -88,6 +89,12 @@ TEST(PointCloudFiles, SaysWhatItCannotTake) {
   } catch (const linalg_cuda::ParseError& e) {
     EXPECT_EQ(e.line(), 4) << e.what();
   }
+  // Fields of no values (found by the fuzzer: y and z read past the record).
+  fails(write_text("count0.pcd", "FIELDS x y z rgb\nSIZE 4 4 4 1\nTYPE F F F U\nCOUNT 1 0 0 0\nPOINTS 1\nDATA ascii\n1 2 3 4\n"),
+        "COUNT must be");
+  fails(write_text("count_huge.pcd", "FIELDS x y z rgb\nSIZE 4 4 4 4\nTYPE F F F U\nCOUNT 1 1 1 199999999999999999999999\n"
+                                     "POINTS 1\nDATA ascii\n1 2 3 4\n"),
+        "COUNT must be");
   fails(write_text("compressed.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 1\nDATA binary_compressed\n"), "pcl_convert_pcd_ascii_binary");
   fails(write_text("noz.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n"), "lacks an x, y or z");
   const std::string nan_file = write_text("nan.ply", "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"

@@ -25,8 +25,6 @@ class RobotCheckData {
 
   // A view of these arrays (valid while this object lives and is not changed).
   RobotCheckView view() const;
-  // How far the spheres' radii reach beyond the cover, for single-precision rounding (metres).
-  float padding() const { return padding_; }
 
   std::vector<KinematicJoint> joints;
   std::vector<int> group, first_group, first_sphere, self_pairs;
@@ -38,7 +36,7 @@ class RobotCheckData {
   double root[12];
 
  private:
-  float padding_ = 0;
+  float padding_ = 0;  // how far the spheres' radii reach beyond the cover, for single-precision rounding
   double reach_low_[3], reach_high_[3];  // the box every sphere stays in, whatever the state
 };
 

@@ -112,12 +112,11 @@ struct RobotCheckEngine::Device {
 
 RobotCheckEngine::RobotCheckEngine(RobotCheckData data, const Scene& scene, linalg_cuda::Backend backend)
     : data_(std::move(data)), backend_(linalg_cuda::resolve_backend(backend)), scene_version_(scene.version()) {
+  view_ = data_.view();
   if (backend_ != linalg_cuda::Backend::Cuda) {
-    data_.set_scene(scene);
-    view_ = data_.view();
+    take_scene(scene);
     return;
   }
-  view_ = data_.view();
   if (view_.num_links > kMaxGpuLinks)
     throw linalg_cuda::InvalidArgument("RobotCheckEngine: the GPU checks take robots of at most " +
                                        std::to_string(kMaxGpuLinks) + " links, this one has " +

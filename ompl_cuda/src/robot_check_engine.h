@@ -28,7 +28,6 @@ class RobotCheckEngine {
 
   linalg_cuda::Backend backend() const { return backend_; }
   int dimension() const { return static_cast<int>(data_.group.size()); }
-  const RobotCheckData& data() const { return data_; }
 
   // Takes the scene's primitives (and uploads them) when its version differs from the last taken;
   // not while checks run.

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "linalg_cuda/errors.h"
@@ -51,6 +52,46 @@ class ScratchFile {
   std::string path_;
 };
 
+// A folder in $TMPDIR (or /tmp) named after the process, removed with what it holds at exit: for
+// readers that resolve other files next to the one they read (a URDF's meshes), so that what the
+// input names is looked for there and not elsewhere.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const char* name) {
+    const char* dir = std::getenv("TMPDIR");
+    path_ = std::string(dir && *dir ? dir : "/tmp") + "/cuda_solvers_fuzz_" + std::to_string(getpid()) + "_" + name;
+    std::error_code error;
+    std::filesystem::remove_all(path_, error);
+    std::filesystem::create_directories(path_, error);
+    if (error) finding("cannot create the scratch folder " + path_ + ": " + error.message());
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  // Writes [data, data + size) to `name` inside the folder (its folders created) and returns its path.
+  std::string write(const std::string& name, const void* data, size_t size) const {
+    const std::filesystem::path file = std::filesystem::path(path_) / name;
+    std::error_code error;
+    std::filesystem::create_directories(file.parent_path(), error);
+    if (error) finding("cannot create the scratch folder " + file.parent_path().string() + ": " + error.message());
+    std::FILE* out = std::fopen(file.c_str(), "wb");
+    if (!out) finding("cannot create the scratch file " + file.string() + ": " + std::strerror(errno));
+    const bool written = size == 0 || std::fwrite(data, 1, size, out) == size;
+    if (std::fclose(out) != 0 || !written) finding("cannot write the scratch file " + file.string());
+    return file.string();
+  }
+  std::string write(const std::string& name, const std::string& text) const { return write(name, text.data(), text.size()); }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Messages say what failed and where; a message longer than this quotes the input instead (a field
 // printed whole, a number printed with hundreds of digits).
 constexpr size_t kMaxMessageBytes = 1024;
@@ -63,13 +104,22 @@ inline long line_count(const uint8_t* data, size_t size) {
   return newlines + 1;
 }
 
+// Whether [data, data + size) holds `text`.
+inline bool holds(const uint8_t* data, size_t size, const std::string& text) {
+  return data && std::string(reinterpret_cast<const char*>(data), size).find(text) != std::string::npos;
+}
+
 // Checks a typed error thrown for `path`; returns its message without the path (the part that must
 // not depend on which file held the bytes). `lines`: how many lines the text has, where known (0 when
-// the file is compressed).
-inline std::string checked_message(const linalg_cuda::Error& error, const std::string& path, long lines = 0) {
+// the file is compressed). `data`, `size`: the input, where the reader quotes it (names, values): a
+// phrase of an allocation failure that the input holds is the input's, not the reader's.
+inline std::string checked_message(const linalg_cuda::Error& error, const std::string& path, long lines = 0,
+                                   const uint8_t* data = nullptr, size_t size = 0) {
   const std::string what = error.what();
-  if (what.find(": not enough memory to read it") != std::string::npos ||
-      what.find(": too large to read (") != std::string::npos) {
+  const char* memory = ": not enough memory to read it";
+  const char* too_large = ": too large to read (";
+  if ((what.find(memory) != std::string::npos && !holds(data, size, memory)) ||
+      (what.find(too_large) != std::string::npos && !holds(data, size, too_large))) {
     finding("the reader ran out of memory or container size on a small input: " + what);
   }
   if (what.size() > path.size() + kMaxMessageBytes) {

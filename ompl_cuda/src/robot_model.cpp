@@ -10,8 +10,15 @@ namespace ompl_cuda {
 
 static_assert(sizeof(Transform) == 12 * sizeof(double), "link_poses writes 12 values per Transform");
 
-Transform transform_from(const double position[3], const double q[4]) {
-  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+Transform transform_from(const double position[3], const double quaternion[4]) {
+  double q[4] = {quaternion[0], quaternion[1], quaternion[2], quaternion[3]};
+  double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!(n > 1e-150 && n < 1e150)) {
+    // Squares that overflow or underflow would lose the direction: scale by the largest component first.
+    const double largest = std::max({std::fabs(q[0]), std::fabs(q[1]), std::fabs(q[2]), std::fabs(q[3])});
+    for (double& v : q) v /= largest;
+    n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  }
   const double x = q[0] / n, y = q[1] / n, z = q[2] / n, w = q[3] / n;
   Transform t;
   const double r[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - z * w),     2 * (x * z + y * w),

@@ -20,6 +20,7 @@
 #include "linalg_cuda/errors.h"
 #include "ompl_cuda/robot_model.h"
 #include "package_path.h"
+#include "quoted_text.h"
 #include "robot_kinematics.h"
 
 namespace ompl_cuda {
@@ -27,6 +28,16 @@ namespace ompl_cuda {
 using linalg_cuda::ParseError;
 
 namespace {
+
+// The largest values a URDF may give, far beyond any robot's, so that what the model computes stays
+// exact and finite: angles (a revolute joint's limits and mimicked values) where the kinematics' sin
+// and cos are accurate (deterministic_trig.h), lengths (origins, prismatic limits and mimicked values,
+// collision sizes and mesh scales) whose sums along any chain of joints stay far from overflow.
+constexpr double kMaxAngle = 1e5;   // radians
+constexpr double kMaxLength = 1e6;  // metres
+
+bool within(double v, double most) { return std::fabs(v) <= most; }  // false for NaN
+bool within(const double (&v)[3], double most) { return within(v[0], most) && within(v[1], most) && within(v[2], most); }
 
 std::string read_file(const std::string& file, const char* what) {
   std::error_code ignored;
@@ -42,7 +53,7 @@ std::string read_file(const std::string& file, const char* what) {
 // The file as XML, or a ParseError with tinyxml2's line and message.
 void parse_xml(const std::string& file, const std::string& text, tinyxml2::XMLDocument* doc, const char* what) {
   if (doc->Parse(text.data(), text.size()) != tinyxml2::XML_SUCCESS)
-    throw ParseError(file, doc->ErrorLineNum(), std::string("not well-formed XML (") + what + "): " + doc->ErrorStr());
+    throw ParseError(file, doc->ErrorLineNum(), std::string("not well-formed XML (") + what + "): " + detail::shown(doc->ErrorStr(), 300));
 }
 
 // Lines of the elements <tag name="..."> directly under the root, by name.
@@ -97,9 +108,10 @@ class RobotModelReader {
       throw ParseError(file, doc.RootElement() ? doc.RootElement()->GetLineNum() : 1, "the root element is not <robot>");
     joint_lines_ = element_lines(doc, "joint");
     link_lines_ = element_lines(doc, "link");
+    check_tree(doc);
     std::string error;
     const urdf::ModelInterfaceSharedPtr urdf = parse_urdf(text, &error);
-    if (!urdf) throw ParseError(file, 0, "not a valid URDF: " + (error.empty() ? "urdfdom refused it" : error));
+    if (!urdf) throw ParseError(file, 0, "not a valid URDF: " + (error.empty() ? "urdfdom refused it" : detail::shown(error, 300)));
     m_.name_ = urdf->getName();
     urdf_links_ = urdf.get();
     add_subtree(urdf->getRoot(), -1);
@@ -137,15 +149,15 @@ class RobotModelReader {
     for (const tinyxml2::XMLElement* s = root->FirstChildElement("group_state"); s;
          s = s->NextSiblingElement("group_state")) {
       const std::string group = required(s, "group"), name = required(s, "name");
-      if (!m_.groups_.count(group)) throw ParseError(file, s->GetLineNum(), "group_state of an unknown group '" + group + "'");
+      if (!m_.groups_.count(group)) throw ParseError(file, s->GetLineNum(), "group_state of an unknown group '" + detail::shown(group) + "'");
       std::map<std::string, double>& values = m_.group_states_[{group, name}];
       for (const tinyxml2::XMLElement* j = s->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
         const std::string joint = required(j, "name");
         if (m_.joint_index(joint) < 0)
-          throw ParseError(file, j->GetLineNum(), "group_state '" + name + "' sets joint '" + joint + "', which the URDF does not have");
+          throw ParseError(file, j->GetLineNum(), "group_state '" + detail::shown(name) + "' sets joint '" + detail::shown(joint) + "', which the URDF does not have");
         double value = 0;
         if (j->QueryDoubleAttribute("value", &value) != tinyxml2::XML_SUCCESS || !std::isfinite(value))
-          throw ParseError(file, j->GetLineNum(), "group_state '" + name + "': joint '" + joint + "' needs a finite value");
+          throw ParseError(file, j->GetLineNum(), "group_state '" + detail::shown(name) + "': joint '" + detail::shown(joint) + "' needs a finite value");
         values[joint] = value;
       }
     }
@@ -159,6 +171,43 @@ class RobotModelReader {
   }
 
  private:
+  // urdfdom takes a link that two joints move, or joints that close a loop, as long as one link is left
+  // without a parent, and then leaks the loop's links (they hold each other); such a file is refused
+  // here, before urdfdom reads it.
+  void check_tree(const tinyxml2::XMLDocument& doc) const {
+    std::map<std::string, std::string> parent_of;  // link -> parent link
+    std::map<std::string, std::string> joint_of;   // link -> the joint that moves it
+    for (const tinyxml2::XMLElement* j = doc.RootElement()->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
+      const tinyxml2::XMLElement* parent = j->FirstChildElement("parent");
+      const tinyxml2::XMLElement* child = j->FirstChildElement("child");
+      const char* parent_link = parent ? parent->Attribute("link") : nullptr;
+      const char* child_link = child ? child->Attribute("link") : nullptr;
+      if (!parent_link || !child_link) continue;  // urdfdom says what is missing
+      const char* name = j->Attribute("name");
+      const std::string joint = name ? name : "";
+      const auto [at, added] = joint_of.emplace(child_link, joint);
+      if (!added)
+        throw ParseError(urdf_file_, j->GetLineNum(), "link '" + detail::shown(child_link) + "' is the child of joints '" +
+                                                          detail::shown(at->second) + "' and '" + detail::shown(joint) + "'");
+      parent_of[child_link] = parent_link;
+    }
+    // Each link has one parent at most: following parents from any link ends, or comes back to a link
+    // of the walk (a loop).
+    std::map<std::string, int> walk_of;  // link -> the walk that met it first
+    int walk = 0;
+    for (const auto& start : parent_of) {
+      ++walk;
+      for (auto at = parent_of.find(start.first); at != parent_of.end(); at = parent_of.find(at->second)) {
+        const auto [seen, added] = walk_of.emplace(at->first, walk);
+        if (added) continue;
+        if (seen->second == walk)
+          throw ParseError(urdf_file_, line_of_joint(joint_of.at(at->first)),
+                           "the joints close a loop through link '" + detail::shown(at->first) + "': a URDF is a tree");
+        break;  // met an earlier walk, which ended
+      }
+    }
+  }
+
   int line_of_joint(const std::string& name) const {
     const auto it = joint_lines_.find(name);
     return it == joint_lines_.end() ? 0 : it->second;
@@ -188,7 +237,7 @@ class RobotModelReader {
 
   urdf::LinkConstSharedPtr link_named(const std::string& name) const {
     const urdf::LinkConstSharedPtr link = urdf_links_->getLink(name);
-    if (!link) throw ParseError(urdf_file_, line_of_link(name), "link '" + name + "' is missing");
+    if (!link) throw ParseError(urdf_file_, line_of_link(name), "link '" + detail::shown(name) + "' is missing");
     return link;
   }
 
@@ -198,7 +247,9 @@ class RobotModelReader {
     j.parent_link = parent_link;
     j.origin = to_transform(joint.parent_to_joint_origin_transform);
     const int line = line_of_joint(joint.name);
-    if (!is_finite(j.origin)) throw ParseError(urdf_file_, line, "joint '" + joint.name + "' has an origin that is not finite");
+    if (!is_finite(j.origin) || !within(j.origin.translation, kMaxLength))
+      throw ParseError(urdf_file_, line, "joint '" + detail::shown(joint.name) + "' has an origin that is not finite or beyond " +
+                                             std::to_string(int(kMaxLength)) + " m");
     double lower = 0, upper = 0;
     switch (joint.type) {
       case urdf::Joint::REVOLUTE: j.type = JointType::Revolute; break;
@@ -207,22 +258,26 @@ class RobotModelReader {
       case urdf::Joint::FIXED: j.type = JointType::Fixed; break;
       default:
         throw ParseError(urdf_file_, line,
-                         "joint '" + joint.name + "' is " + (joint.type == urdf::Joint::FLOATING ? "floating" :
+                         "joint '" + detail::shown(joint.name) + "' is " + (joint.type == urdf::Joint::FLOATING ? "floating" :
                                                              joint.type == urdf::Joint::PLANAR ? "planar" : "of an unknown type") +
                              ": ompl_cuda takes revolute, continuous, prismatic and fixed joints");
     }
     if (j.type != JointType::Fixed) {
       const double n = std::sqrt(joint.axis.x * joint.axis.x + joint.axis.y * joint.axis.y + joint.axis.z * joint.axis.z);
       if (!(n > 0) || !std::isfinite(n))
-        throw ParseError(urdf_file_, line, "joint '" + joint.name + "' has no axis (a zero or non-finite vector)");
+        throw ParseError(urdf_file_, line, "joint '" + detail::shown(joint.name) + "' has no axis (a zero or non-finite vector)");
       j.axis[0] = joint.axis.x / n, j.axis[1] = joint.axis.y / n, j.axis[2] = joint.axis.z / n;
       if (j.type == JointType::Continuous) {
         lower = -M_PI, upper = M_PI;
       } else {
-        if (!joint.limits) throw ParseError(urdf_file_, line, "joint '" + joint.name + "' has no <limit>");
+        if (!joint.limits) throw ParseError(urdf_file_, line, "joint '" + detail::shown(joint.name) + "' has no <limit>");
         lower = joint.limits->lower, upper = joint.limits->upper;
         if (!(lower <= upper) || !std::isfinite(lower) || !std::isfinite(upper))
-          throw ParseError(urdf_file_, line, "joint '" + joint.name + "' has limits that are not an interval of finite values");
+          throw ParseError(urdf_file_, line, "joint '" + detail::shown(joint.name) + "' has limits that are not an interval of finite values");
+        const bool angle = j.type == JointType::Revolute;
+        if (!within(lower, angle ? kMaxAngle : kMaxLength) || !within(upper, angle ? kMaxAngle : kMaxLength))
+          throw ParseError(urdf_file_, line, "joint '" + detail::shown(joint.name) + "' has limits beyond " +
+                                                 (angle ? std::to_string(int(kMaxAngle)) + " rad" : std::to_string(int(kMaxLength)) + " m"));
       }
     }
     const int index = static_cast<int>(m_.joints_.size());
@@ -243,13 +298,21 @@ class RobotModelReader {
       if (!joint->mimic || j.type == JointType::Fixed) continue;
       const int line = line_of_joint(j.name);
       const int of = m_.joint_index(joint->mimic->joint_name);
-      if (of < 0) throw ParseError(urdf_file_, line, "joint '" + j.name + "' mimics '" + joint->mimic->joint_name + "', which is not a joint");
+      if (of < 0) throw ParseError(urdf_file_, line, "joint '" + detail::shown(j.name) + "' mimics '" + detail::shown(joint->mimic->joint_name) + "', which is not a joint");
       if (m_.joints_[of].variable < 0)
-        throw ParseError(urdf_file_, line, "joint '" + j.name + "' mimics '" + joint->mimic->joint_name +
+        throw ParseError(urdf_file_, line, "joint '" + detail::shown(j.name) + "' mimics '" + detail::shown(joint->mimic->joint_name) +
                                                "', which is fixed or a mimic itself (ompl_cuda takes a mimic of a moving joint)");
       j.mimic_of = of;
       j.mimic_multiplier = joint->mimic->multiplier;
       j.mimic_offset = joint->mimic->offset;
+      // Its values over the mimicked joint's limits: a line, so its ends bound them.
+      const int v = m_.joints_[of].variable;
+      const double ends[2] = {j.mimic_multiplier * m_.lower_[v] + j.mimic_offset, j.mimic_multiplier * m_.upper_[v] + j.mimic_offset};
+      const bool angle = j.type != JointType::Prismatic;
+      if (!within(ends[0], angle ? kMaxAngle : kMaxLength) || !within(ends[1], angle ? kMaxAngle : kMaxLength))
+        throw ParseError(urdf_file_, line, "joint '" + detail::shown(j.name) + "' mimics '" + detail::shown(joint->mimic->joint_name) +
+                                               "' with values that are not finite or beyond " +
+                                               (angle ? std::to_string(int(kMaxAngle)) + " rad" : std::to_string(int(kMaxLength)) + " m"));
     }
   }
 
@@ -281,14 +344,21 @@ class RobotModelReader {
         std::string tried;
         s.mesh_file = detail::resolve_resource(mesh.filename, urdf_file_, package_path_, &tried);
         if (s.mesh_file.empty())
-          throw ParseError(urdf_file_, line, "link '" + link + "': mesh '" + mesh.filename + "' not found (looked for " + tried + ")");
+          throw ParseError(urdf_file_, line, "link '" + detail::shown(link) + "': mesh '" + detail::shown(mesh.filename) + "' not found (looked for " + detail::shown(tried, 400) + ")");
         s.mesh_scale[0] = mesh.scale.x, s.mesh_scale[1] = mesh.scale.y, s.mesh_scale[2] = mesh.scale.z;
         break;
       }
     }
     for (const double v : s.size)
-      if (!std::isfinite(v) || v < 0) throw ParseError(urdf_file_, line, "link '" + link + "': a collision shape of negative or non-finite size");
-    if (!is_finite(s.origin)) throw ParseError(urdf_file_, line, "link '" + link + "': a collision origin that is not finite");
+      if (!within(v, kMaxLength) || v < 0)
+        throw ParseError(urdf_file_, line, "link '" + detail::shown(link) + "': a collision shape of negative or non-finite size, or beyond " +
+                                               std::to_string(int(kMaxLength)) + " m");
+    if (!within(s.mesh_scale, kMaxLength))
+      throw ParseError(urdf_file_, line, "link '" + detail::shown(link) + "': a mesh scale that is not finite or beyond " +
+                                             std::to_string(int(kMaxLength)));
+    if (!is_finite(s.origin) || !within(s.origin.translation, kMaxLength))
+      throw ParseError(urdf_file_, line, "link '" + detail::shown(link) + "': a collision origin that is not finite or beyond " +
+                                             std::to_string(int(kMaxLength)) + " m");
     return s;
   }
 
@@ -308,7 +378,7 @@ class RobotModelReader {
 
   std::string required(const tinyxml2::XMLElement* e, const char* attribute) const {
     const char* value = e->Attribute(attribute);
-    if (!value) throw ParseError(srdf_file_, e->GetLineNum(), std::string("<") + e->Name() + "> needs a '" + attribute + "'");
+    if (!value) throw ParseError(srdf_file_, e->GetLineNum(), std::string("<") + detail::shown(e->Name()) + "> needs a '" + attribute + "'");
     return value;
   }
 
@@ -316,7 +386,7 @@ class RobotModelReader {
     const std::string name = required(e, attribute);
     const int index = m_.link_index(name);
     if (index < 0)
-      throw ParseError(srdf_file_, e->GetLineNum(), std::string("<") + e->Name() + "> names link '" + name + "', which the URDF does not have");
+      throw ParseError(srdf_file_, e->GetLineNum(), std::string("<") + detail::shown(e->Name()) + "> names link '" + detail::shown(name) + "', which the URDF does not have");
     return index;
   }
 
@@ -325,7 +395,7 @@ class RobotModelReader {
                      std::set<int>* joints, std::vector<std::string>* path) const {
     const tinyxml2::XMLElement* g = groups.at(name);
     if (std::find(path->begin(), path->end(), name) != path->end())
-      throw ParseError(srdf_file_, g->GetLineNum(), "group '" + name + "' contains itself");
+      throw ParseError(srdf_file_, g->GetLineNum(), "group '" + detail::shown(name) + "' contains itself");
     path->push_back(name);
     for (const tinyxml2::XMLElement* e = g->FirstChildElement(); e; e = e->NextSiblingElement()) {
       const std::string tag = e->Name();
@@ -333,7 +403,7 @@ class RobotModelReader {
         const std::string joint = required(e, "name");
         const int j = m_.joint_index(joint);
         if (j < 0)
-          throw ParseError(srdf_file_, e->GetLineNum(), "group '" + name + "' names joint '" + joint + "', which the URDF does not have");
+          throw ParseError(srdf_file_, e->GetLineNum(), "group '" + detail::shown(name) + "' names joint '" + detail::shown(joint) + "', which the URDF does not have");
         joints->insert(j);
       } else if (tag == "link") {
         const int l = link(e, "name");
@@ -344,12 +414,12 @@ class RobotModelReader {
         for (; at != base && m_.links_[at].parent_joint >= 0; at = m_.joints_[m_.links_[at].parent_joint].parent_link)
           joints->insert(m_.links_[at].parent_joint);
         if (at != base)
-          throw ParseError(srdf_file_, e->GetLineNum(), "group '" + name + "': link '" + m_.links_[base].name +
-                                                            "' is not an ancestor of '" + m_.links_[tip].name + "'");
+          throw ParseError(srdf_file_, e->GetLineNum(), "group '" + detail::shown(name) + "': link '" + detail::shown(m_.links_[base].name) +
+                                                            "' is not an ancestor of '" + detail::shown(m_.links_[tip].name) + "'");
       } else if (tag == "group") {
         const std::string sub = required(e, "name");
         if (!groups.count(sub))
-          throw ParseError(srdf_file_, e->GetLineNum(), "group '" + name + "' names group '" + sub + "', which the SRDF does not have");
+          throw ParseError(srdf_file_, e->GetLineNum(), "group '" + detail::shown(name) + "' names group '" + detail::shown(sub) + "', which the SRDF does not have");
         collect_group(groups, sub, joints, path);
       }
     }

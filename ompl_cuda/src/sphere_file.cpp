@@ -6,6 +6,7 @@
 
 #include "linalg_cuda/errors.h"
 #include "ompl_cuda/robot_spheres.h"
+#include "quoted_text.h"
 
 namespace ompl_cuda {
 
@@ -23,9 +24,9 @@ std::vector<std::vector<Sphere>> read_sphere_file(const std::string& file, const
     fields >> link >> s.center[0] >> s.center[1] >> s.center[2] >> s.radius;
     if (!fields) throw linalg_cuda::ParseError(file, number, "expected LINK X Y Z RADIUS");
     std::string extra;
-    if (fields >> extra) throw linalg_cuda::ParseError(file, number, "more than LINK X Y Z RADIUS ('" + extra + "')");
+    if (fields >> extra) throw linalg_cuda::ParseError(file, number, "more than LINK X Y Z RADIUS ('" + detail::shown(extra) + "')");
     const int l = model.link_index(link);
-    if (l < 0) throw linalg_cuda::ParseError(file, number, "link '" + link + "' is not the robot's");
+    if (l < 0) throw linalg_cuda::ParseError(file, number, "link '" + detail::shown(link) + "' is not the robot's");
     for (const double v : s.center)
       if (!std::isfinite(v)) throw linalg_cuda::ParseError(file, number, "a centre coordinate is not finite");
     if (!std::isfinite(s.radius) || s.radius < 0)

@@ -193,6 +193,59 @@ TEST(RobotModel, SaysWhatItCannotTake) {
   EXPECT_NE(load_error(urdf, loop).find("contains itself"), std::string::npos) << load_error(urdf, loop);
 }
 
+// Inputs that its fuzzer (fuzz/ompl_cuda_urdf_fuzzer.cpp) found: each is refused with its line, and
+// what a file holds is quoted short.
+TEST(RobotModel, RefusesLoopsAndValuesBeyondItsBounds) {
+  const std::string loop = write("loop.urdf",
+                                 "<robot name=\"r\">\n<link name=\"root\"/>\n<link name=\"a\"/>\n<link name=\"b\"/>\n"
+                                 "<joint name=\"ab\" type=\"fixed\"><parent link=\"a\"/><child link=\"b\"/></joint>\n"
+                                 "<joint name=\"ba\" type=\"fixed\"><parent link=\"b\"/><child link=\"a\"/></joint>\n</robot>\n");
+  EXPECT_NE(load_error(loop).find("loop.urdf:6: the joints close a loop through link 'a'"), std::string::npos) << load_error(loop);
+  std::string text = two_links("prismatic");
+  text.replace(text.find("</robot>"), 8,
+               "<link name=\"c\"/><joint name=\"k\" type=\"fixed\"><parent link=\"base\"/><child link=\"arm\"/></joint>\n</robot>");
+  const std::string two_parents = write("two_parents.urdf", text);
+  EXPECT_NE(load_error(two_parents).find("link 'arm' is the child of joints 'j' and 'k'"), std::string::npos) << load_error(two_parents);
+
+  auto with = [](const std::string& type, const std::string& from, const std::string& to) {
+    std::string t = two_links(type);
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  // A revolute joint at 1e300 rad would give sin and cos of no meaning; a prismatic one at 1e308 m
+  // link poses that overflow.
+  const std::string angle = write("angle.urdf", with("revolute", "lower=\"-1\"", "lower=\"-1e300\""));
+  EXPECT_NE(load_error(angle).find("angle.urdf:4: joint 'j' has limits beyond 100000 rad"), std::string::npos) << load_error(angle);
+  const std::string length = write("length.urdf", with("prismatic", "upper=\"1\"", "upper=\"1e308\""));
+  EXPECT_NE(load_error(length).find("joint 'j' has limits beyond 1000000 m"), std::string::npos) << load_error(length);
+  const std::string origin = write("origin.urdf", with("fixed", "<axis", "<origin xyz=\"0 1e308 0\"/><axis"));
+  EXPECT_NE(load_error(origin).find("joint 'j' has an origin that is not finite or beyond"), std::string::npos) << load_error(origin);
+  const std::string mimic = write("mimic.urdf", with("revolute", "</robot>",
+                                                     "<link name=\"c\"/><joint name=\"m\" type=\"revolute\"><parent link=\"arm\"/>"
+                                                     "<child link=\"c\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/>"
+                                                     "<mimic joint=\"j\" multiplier=\"1e300\"/></joint></robot>"));
+  EXPECT_NE(load_error(mimic).find("joint 'm' mimics 'j' with values that are not finite or beyond 100000 rad"), std::string::npos)
+      << load_error(mimic);
+  const std::string scale = write("scale.urdf", with("fixed", "<box size=\"0.1 0.2 0.3\"/>", "<mesh filename=\"scale.urdf\" scale=\"1 1e9 1\"/>"));
+  EXPECT_NE(load_error(scale).find("link 'arm': a mesh scale that is not finite or beyond"), std::string::npos) << load_error(scale);
+
+  const std::string long_name = write("long_name.urdf", with("floating", "name=\"j\"", "name=\"" + std::string(2000, 'j') + "\""));
+  const std::string error = load_error(long_name);
+  EXPECT_NE(error.find("joint '" + std::string(80, 'j') + "...' is floating"), std::string::npos) << error;
+  EXPECT_LT(error.size(), 300u);
+}
+
+// Quaternions are normalised whatever their scale, where the sum of squares leaves the range of double.
+TEST(Transform, NormalisesQuaternionsOfAnyScale) {
+  const double position[3] = {0, 0, 0};
+  for (const double scale : {1.0, 1e200, 1e-200}) {
+    const double q[4] = {scale, 0, 0, 0};  // half a turn about x
+    const ompl_cuda::Transform t = ompl_cuda::transform_from(position, q);
+    const double expected[9] = {1, 0, 0, 0, -1, 0, 0, 0, -1};
+    for (int i = 0; i < 9; ++i) EXPECT_EQ(t.rotation[i], expected[i]) << scale << " " << i;
+  }
+}
+
 TEST(RobotModel, ResolvesMeshesRelativeToTheUrdfAndThroughThePackagePath) {
   const fs::path dir = fs::temp_directory_path() / "ompl_cuda_robot_model_test" / "pkgs" / "my_robot";
   fs::create_directories(dir / "meshes");

@@ -279,6 +279,10 @@ TEST(SphereFile, RoundTripsAndSaysWhatIsWrong) {
   EXPECT_NE(error("base 0 0 0 -1\n").find("the radius is not a finite non-negative number"), std::string::npos);
   EXPECT_NE(error("base nan 0 0 1\n").find("bad.spheres:1:"), std::string::npos);
   EXPECT_NE(error("base 0 0 0 1 2\n").find("more than LINK X Y Z RADIUS"), std::string::npos);
+  // A link name of 2000 bytes is quoted short (found by fuzz/ompl_cuda_sphere_file_fuzzer.cpp).
+  const std::string long_link = error(std::string(2000, 'l') + " 0 0 0 1\n");
+  EXPECT_NE(long_link.find("bad.spheres:1: link '" + std::string(80, 'l') + "...' is not the robot's"), std::string::npos) << long_link;
+  EXPECT_LT(long_link.size(), 300u);
   EXPECT_THROW(ompl_cuda::read_sphere_file("/no/such.spheres", robot), linalg_cuda::ParseError);
 }
 

@@ -10,8 +10,10 @@
 //   std::vector<ompl_cuda::Transform> poses;
 //   panda.link_poses(panda.default_state().data(), &poses);
 //
-// Errors (a file that does not parse, a joint type not taken, a group naming what the URDF lacks, a
-// mesh not found) throw linalg_cuda::ParseError naming the file and, where the XML tells, the line.
+// Errors (a file that does not parse, a joint type not taken, joints that are not a tree, a group
+// naming what the URDF lacks, a mesh not found, an angle beyond 1e5 rad or a length beyond 1e6 m, where
+// the kinematics would lose their accuracy or overflow) throw linalg_cuda::ParseError naming the file
+// and, where the XML tells, the line.
 #include <map>
 #include <memory>
 #include <string>

@@ -166,6 +166,30 @@ void add_obstacle(const Primitive& p, Obstacle* out) {
   out->shape = std::move(shape);
 }
 
+// A scene mesh as MoveIt's FCL plugin takes it: its triangles as an OBBRSS BVH in the mesh's frame,
+// placed at its pose. False for a mesh without triangles, which touches nothing.
+bool add_mesh_obstacle(const SceneMesh& m, Obstacle* out) {
+  if (m.triangles.empty()) return false;
+  std::vector<fcl::Vector3d> vertices;
+  std::vector<fcl::Triangle> triangles;
+  vertices.reserve(m.vertices.size() / 3);
+  triangles.reserve(m.num_triangles());
+  out->radius = 0;
+  for (std::size_t v = 0; v + 2 < m.vertices.size(); v += 3) {
+    vertices.emplace_back(m.vertices[v], m.vertices[v + 1], m.vertices[v + 2]);
+    out->radius = std::max(out->radius, vertices.back().norm());
+  }
+  for (std::size_t t = 0; t + 2 < m.triangles.size(); t += 3) triangles.emplace_back(m.triangles[t], m.triangles[t + 1], m.triangles[t + 2]);
+  auto mesh = std::make_shared<Mesh>();
+  mesh->beginModel(static_cast<int>(triangles.size()), static_cast<int>(vertices.size()));
+  mesh->addSubModel(vertices, triangles);
+  mesh->endModel();
+  mesh->computeLocalAABB();
+  out->shape = std::move(mesh);
+  out->pose = to_fcl(m.pose);
+  return true;
+}
+
 bool balls_apart(const fcl::Vector3d& a, double ra, const fcl::Vector3d& b, double rb) {
   return (a - b).squaredNorm() > (ra + rb) * (ra + rb);
 }
@@ -239,11 +263,16 @@ FclRobotChecker::FclRobotChecker(const RobotModel& model, std::vector<std::pair<
   std::map<std::tuple<std::string, double, double, double>, std::shared_ptr<Mesh>> meshes;
   geometry_->links.resize(links);
   for (int l = 0; l < links; ++l) add_link(model_.links()[l], &meshes, &geometry_->links[l]);
-  for (const SceneObject& object : scene.objects())
+  for (const SceneObject& object : scene.objects()) {
     for (const Primitive& p : object.primitives) {
       geometry_->obstacles.emplace_back();
       add_obstacle(p, &geometry_->obstacles.back());
     }
+    for (const SceneMesh& m : object.meshes) {
+      Obstacle obstacle;
+      if (add_mesh_obstacle(m, &obstacle)) geometry_->obstacles.push_back(std::move(obstacle));
+    }
+  }
 }
 
 FclRobotChecker::~FclRobotChecker() = default;

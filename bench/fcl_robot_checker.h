@@ -2,8 +2,8 @@
 // The anchor of the robot checks: the robot's collision geometry as FCL checks it, the way MoveIt's
 // FCL collision plugin does. Each link's URDF collision shapes become FCL objects (meshes as
 // fcl::BVHModel<OBBRSS> read with the same assimp loader as the sphere cover, boxes, cylinders and
-// spheres as FCL's shapes), the scene's primitives FCL's spheres, boxes, cylinders and capsules, and
-// fcl::collide decides. The tests hold our sphere checks to it (whenever FCL finds contact, they must
+// spheres as FCL's shapes), the scene's primitives FCL's spheres, boxes, cylinders and capsules, its
+// meshes fcl::BVHModel<OBBRSS> at their poses, and fcl::collide decides. The tests hold our sphere checks to it (whenever FCL finds contact, they must
 // say invalid), and a benchmark can plan with it through FclValidityChecker.
 //
 //   ompl_cuda::bench::FclRobotChecker fcl(robot, scene, base);   // robot: a RobotCollisionModel

@@ -30,15 +30,18 @@ flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
        -Ifuzz -Ilinalg_cuda/include -Ilinalg_cuda/internal/include -I/usr/include/eigen3)
 # FUZZ_HARNESSES="name ..." builds and runs only those.
 all_harnesses="linalg_cuda_matrix_market_fuzzer gridmap_cuda_carmen_log_fuzzer ceres_cuda_bal_problem_fuzzer"
-all_harnesses+=" ompl_cuda_point_cloud_fuzzer"
+all_harnesses+=" ompl_cuda_point_cloud_fuzzer ompl_cuda_urdf_fuzzer ompl_cuda_srdf_fuzzer ompl_cuda_scene_fuzzer"
+all_harnesses+=" ompl_cuda_sphere_file_fuzzer"
 all_harnesses+=" ceres_cuda_solve_fuzzer"
 read -r -a harnesses <<< "${FUZZ_HARNESSES:-$all_harnesses}"
 # Longest input per harness: room for a few hundred Matrix Market entries or BAL observations, for a
-# few CARMEN lines of 361 readings (about 2.5 KB each), and for a problem of 40 residual blocks with
-# every value a raw double (a few KB).
+# few CARMEN lines of 361 readings (about 2.5 KB each), for a problem of 40 residual blocks with
+# every value a raw double (a few KB), for the Panda's URDF and SRDF without comments and visuals
+# (6 KB, 5 KB) and MotionBenchMaker's largest scene (5 KB).
 declare -A max_len=([linalg_cuda_matrix_market_fuzzer]=8192 [gridmap_cuda_carmen_log_fuzzer]=16384
                     [ceres_cuda_bal_problem_fuzzer]=8192 [ceres_cuda_solve_fuzzer]=4096
-                    [ompl_cuda_point_cloud_fuzzer]=4096)
+                    [ompl_cuda_point_cloud_fuzzer]=4096 [ompl_cuda_urdf_fuzzer]=8192 [ompl_cuda_srdf_fuzzer]=8192
+                    [ompl_cuda_scene_fuzzer]=8192 [ompl_cuda_sphere_file_fuzzer]=4096)
 declare -A harness_seconds=([ceres_cuda_solve_fuzzer]=${FUZZ_SOLVE_SECONDS:-$seconds})
 selected() { [[ " ${harnesses[*]} " == *" $1 "* ]]; }
 
@@ -55,6 +58,14 @@ build_harness gridmap_cuda_carmen_log_fuzzer -Igridmap_cuda/include gridmap_cuda
 build_harness ceres_cuda_bal_problem_fuzzer -Iceres_cuda/include ceres_cuda/src/bal_problem.cpp \
   ceres_cuda/src/snavely_reprojection_error.cpp -lceres -lglog -lbz2
 build_harness ompl_cuda_point_cloud_fuzzer -Iompl_cuda/include ompl_cuda/src/point_cloud.cpp
+# The robot description readers: the URDF and SRDF through urdfdom (which parses with TinyXML) and
+# tinyxml2; the sphere file reader reads against a robot read from a URDF.
+robot_model=(-Iompl_cuda/include ompl_cuda/src/robot_model_reader.cpp ompl_cuda/src/robot_model.cpp
+             ompl_cuda/src/package_path.cpp -lurdfdom_model -ltinyxml2 -lconsole_bridge)
+build_harness ompl_cuda_urdf_fuzzer "${robot_model[@]}"
+build_harness ompl_cuda_srdf_fuzzer "${robot_model[@]}"
+build_harness ompl_cuda_scene_fuzzer -Iompl_cuda/include ompl_cuda/src/scene.cpp ompl_cuda/src/robot_model.cpp -lyaml-cpp
+build_harness ompl_cuda_sphere_file_fuzzer ompl_cuda/src/sphere_file.cpp "${robot_model[@]}"
 # The Solve harness' build takes minutes: it runs in the background, one job (FUZZ_JOBS) beside the
 # readers' harnesses as they fuzz on the other core, and the Solve harness' run waits for it.
 solve_build_pid=
@@ -89,6 +100,7 @@ seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"/{linalg_cuda_matrix_market_fuzzer,gridmap_cuda_carmen_log_fuzzer,ceres_cuda_bal_problem_fuzzer}
 mkdir -p "$seeds"/ceres_cuda_solve_fuzzer "$seeds"/ompl_cuda_point_cloud_fuzzer
+mkdir -p "$seeds"/{ompl_cuda_urdf_fuzzer,ompl_cuda_srdf_fuzzer,ompl_cuda_scene_fuzzer,ompl_cuda_sphere_file_fuzzer}
 if [[ -d $data ]]; then
   for f in "$data"/matrices/*.mtx; do
     [[ -f $f ]] || continue
@@ -165,6 +177,21 @@ if [[ -d $data ]]; then
       echo "note: python3 not found; the Solve harness starts without seeds cut from BAL files"
     fi
   fi
+  # The Panda's URDF and SRDF without comments and (URDF) visuals, within max_len; its collision meshes
+  # named as the mesh that the URDF harness' scratch folder holds. MotionBenchMaker's scene and problem
+  # files as they are (kilobytes).
+  panda=$data/robots/robowflex_resources/panda
+  if [[ -f $panda/urdf/panda.urdf ]]; then
+    perl -0pe 's/<!--.*?-->//gs; s#<visual>.*?</visual>##gs; s/\n\s*\n/\n/g;
+               s#package://robowflex_resources/panda/meshes/collision/\w+\.stl#package://fuzz/mesh.stl#g' \
+      "$panda/urdf/panda.urdf" > "$seeds/ompl_cuda_urdf_fuzzer/panda.urdf"
+  fi
+  if [[ -f $panda/config/panda.srdf ]]; then
+    perl -0pe 's/<!--.*?-->//gs; s/\n\s*\n/\n/g' "$panda/config/panda.srdf" > "$seeds/ompl_cuda_srdf_fuzzer/panda.srdf"
+  fi
+  for f in "$data"/scenes/*.yaml "$data"/scenes/*/scene_*.yaml; do
+    if [[ -f $f ]]; then cp "$f" "$seeds/ompl_cuda_scene_fuzzer/"; fi
+  done
 else
   echo "note: $data not found; the corpora start from fuzz/seeds only"
 fi

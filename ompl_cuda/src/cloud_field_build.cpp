@@ -2,15 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "linalg_cuda/errors.h"
 
 namespace ompl_cuda::detail {
 
-CloudGrid plan_cloud_grid(const std::vector<float>& xyz, double resolution, const double* low, const double* high) {
-  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+void add_points_within(const std::vector<float>& xyz, const double* low, const double* high, double* lo, double* hi) {
   for (std::size_t i = 0; i + 2 < xyz.size(); i += 3) {
     bool inside = true;
     for (int k = 0; k < 3; ++k) inside = inside && xyz[i + k] >= low[k] && xyz[i + k] <= high[k];
@@ -20,8 +21,11 @@ CloudGrid plan_cloud_grid(const std::vector<float>& xyz, double resolution, cons
       hi[k] = std::max<double>(hi[k], xyz[i + k]);
     }
   }
+}
+
+CloudGrid plan_grid_over(const double* lo, const double* hi, double resolution) {
   CloudGrid grid;
-  if (lo[0] > hi[0]) return grid;  // no point within reach
+  if (lo[0] > hi[0] || lo[1] > hi[1] || lo[2] > hi[2]) return grid;  // nothing within reach
   long long voxels = 1;
   for (int k = 0; k < 3; ++k) {
     grid.origin[k] = static_cast<float>(lo[k] - resolution);
@@ -31,13 +35,29 @@ CloudGrid plan_cloud_grid(const std::vector<float>& xyz, double resolution, cons
   }
   grid.voxel = static_cast<float>(resolution);
   if (voxels > kMaxCloudVoxels) {
-    const double volume = (hi[0] - lo[0] + 3 * resolution) * (hi[1] - lo[1] + 3 * resolution) * (hi[2] - lo[2] + 3 * resolution);
-    throw linalg_cuda::InvalidArgument("point cloud: a field of " + std::to_string(resolution) +
-                                       " m voxels over the cloud within the robot's reach needs more than " +
-                                       std::to_string(kMaxCloudVoxels) + " voxels; a resolution of " +
-                                       std::to_string(std::cbrt(volume / kMaxCloudVoxels) * 1.01) + " m or more fits");
+    // The voxels a resolution needs never grow with it: from the volume's estimate up by 1% until it fits
+    // (a flat box, a wall of a mesh, needs more than its volume says).
+    auto needed = [&](double r) {
+      double count = 1;
+      for (int k = 0; k < 3; ++k) count *= std::ceil((hi[k] - lo[k]) / r) + 3.0;
+      return count;
+    };
+    double fits = std::max(resolution, std::cbrt((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]) / kMaxCloudVoxels));
+    while (needed(fits) > static_cast<double>(kMaxCloudVoxels)) fits *= 1.01;
+    const double digit = std::pow(10.0, std::floor(std::log10(fits)) - 2);  // three digits, rounded up
+    std::ostringstream message;
+    message << "scene field: a field of " << resolution << " m voxels over the point cloud and meshes within the robot's reach needs more than "
+            << kMaxCloudVoxels << " voxels; a resolution of " << std::setprecision(3) << std::ceil(fits / digit) * digit
+            << " m or more fits";
+    throw linalg_cuda::InvalidArgument(message.str());
   }
   return grid;
+}
+
+CloudGrid plan_cloud_grid(const std::vector<float>& xyz, double resolution, const double* low, const double* high) {
+  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  add_points_within(xyz, low, high, lo, hi);
+  return plan_grid_over(lo, hi, resolution);
 }
 
 std::vector<float> build_distance_field_cpu(const std::vector<float>& xyz, const CloudGrid& grid) {

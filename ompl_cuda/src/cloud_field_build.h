@@ -1,7 +1,8 @@
 #pragma once
 // Building a point cloud's distance field (cloud_distance_field.h) on the CPU or the GPU: the grid is
 // planned on the host over the points within a box (the robot's reach), then the voxels the points
-// occupy are marked and three passes of the distance transform run, one per axis.
+// occupy are marked and three passes of the distance transform run, one per axis. Scene meshes join
+// as points too: the centre of every voxel a triangle touches (mesh_voxels.h).
 #include <memory>
 #include <vector>
 
@@ -16,9 +17,15 @@ namespace ompl_cuda::detail {
 // the cloud's extent.
 constexpr long long kMaxCloudVoxels = 1LL << 27;
 
-// The grid over the points (x y z each) that lie within [low, high], with a voxel's margin; no voxels
-// when none does. InvalidArgument when it would exceed kMaxCloudVoxels (the message names the
-// coarsest resolution that fits).
+// Grows the box [lo, hi] (empty while lo > hi) to hold the points (x y z each) that lie within [low, high].
+void add_points_within(const std::vector<float>& xyz, const double* low, const double* high, double* lo, double* hi);
+
+// The grid over the box [lo, hi] with a voxel's margin on every side; no voxels when the box is empty.
+// InvalidArgument when it would exceed kMaxCloudVoxels (the message names the coarsest resolution
+// that fits).
+CloudGrid plan_grid_over(const double* lo, const double* hi, double resolution);
+
+// The grid over the points (x y z each) that lie within [low, high]: add_points_within, then plan_grid_over.
 CloudGrid plan_cloud_grid(const std::vector<float>& xyz, double resolution, const double* low, const double* high);
 
 // The field's values on the CPU (all cores).

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "cloud_field_build.h"
+#include "mesh_voxels.h"
 #include "linalg_cuda/errors.h"
 
 namespace ompl_cuda::detail {
@@ -115,11 +116,21 @@ RobotCheckData::RobotCheckData(const RobotCollisionModel& robot, const Transform
 }
 
 void RobotCheckData::set_scene(const Scene& scene, bool build_cloud) {
-  cloud_grid = scene.point_cloud().empty()
-                   ? CloudGrid()
-                   : plan_cloud_grid(scene.point_cloud(), scene.point_cloud_resolution(), reach_low_, reach_high_);
+  // One field for the cloud and the meshes: its grid over what lies within reach, its points the
+  // cloud's (those outside the grid mark nothing) and one in every voxel a triangle touches
+  // (mesh_voxels.h). The cloud is copied whole: a plain copy costs less than sorting out the points in reach.
+  const std::vector<double> triangles = scene_triangles(scene);
+  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  add_points_within(scene.point_cloud(), reach_low_, reach_high_, lo, hi);
+  add_triangles_within(triangles, reach_low_, reach_high_, lo, hi);
+  cloud_grid = plan_grid_over(lo, hi, scene.field_resolution());
+  field_points.clear();
   cloud_distance2.clear();
-  if (build_cloud && cloud_grid.voxels() > 0) cloud_distance2 = build_distance_field_cpu(scene.point_cloud(), cloud_grid);
+  if (cloud_grid.voxels() > 0) {
+    field_points = scene.point_cloud();
+    append_triangle_voxels(triangles, cloud_grid, &field_points);
+    if (build_cloud) cloud_distance2 = build_distance_field_cpu(field_points, cloud_grid);
+  }
   primitives.clear();
   for (const SceneObject& object : scene.objects())
     for (const Primitive& p : object.primitives) {

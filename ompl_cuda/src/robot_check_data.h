@@ -2,7 +2,7 @@
 // What the robot's state checks read (robot_collision_math.h's RobotCheckView), in host arrays: the
 // kinematics, the planning group and its bounds, the spheres in single precision in groups of
 // neighbours with their groups' and links' bounding spheres, the self pairs, the scene's primitives
-// and its point cloud's distance field. The CPU checks view these arrays; the
+// and the distance field of its point cloud and meshes. The CPU checks view these arrays; the
 // GPU engine uploads them.
 #include <vector>
 
@@ -18,9 +18,10 @@ class RobotCheckData {
   RobotCheckData(const RobotCollisionModel& robot, const Transform& base, std::vector<int> group,
                  std::vector<double> held, std::vector<double> low, std::vector<double> high, bool self_collision);
 
-  // The primitives of `scene` and the grid of its point cloud within the robot's reach, replacing
-  // those of an earlier one; the cloud's distance field built here on the CPU, or, with
-  // build_cloud false, left for the caller to fill (cloud_distance2, cloud_grid.voxels() values).
+  // The primitives of `scene`, and the grid and points of the distance field of its point cloud and
+  // meshes within the robot's reach, replacing those of an earlier one; the field built here on the
+  // CPU, or, with build_cloud false, left for the caller to build from field_points (cloud_distance2,
+  // cloud_grid.voxels() values).
   void set_scene(const Scene& scene, bool build_cloud = true);
 
   // A view of these arrays (valid while this object lives and is not changed).
@@ -31,7 +32,8 @@ class RobotCheckData {
   std::vector<double> held, low, high;
   std::vector<CheckSphere> link_bounds, group_bounds, spheres;
   std::vector<CheckPrimitive<float>> primitives;
-  CloudGrid cloud_grid;                // no voxels without a cloud within reach
+  CloudGrid cloud_grid;                // no voxels without a cloud or mesh within reach
+  std::vector<float> field_points;     // x y z each: the cloud's points, then one per voxel a mesh touches
   std::vector<float> cloud_distance2;
   double root[12];
 

@@ -166,7 +166,7 @@ void RobotCheckEngine::take_scene(const Scene& scene) {
   data_.set_scene(scene, false);
   Device& dev = *device_;
   if (data_.cloud_grid.voxels() > 0)
-    data_.cloud_distance2 = build_distance_field_gpu(scene.point_cloud(), data_.cloud_grid, &dev.cloud, dev.work.get());
+    data_.cloud_distance2 = build_distance_field_gpu(data_.field_points, data_.cloud_grid, &dev.cloud, dev.work.get());
   view_ = data_.view();
   dev.view.cloud = view_.cloud;
   if (view_.cloud.distance2) dev.view.cloud.distance2 = dev.cloud.as<float>();

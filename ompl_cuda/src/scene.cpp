@@ -1,4 +1,5 @@
-// Scene (scene.h): its objects, and MoveIt's PlanningScene YAML read with yaml-cpp.
+// Scene (scene.h): its objects, and MoveIt's PlanningScene YAML read with yaml-cpp (mesh files:
+// scene_mesh.cpp).
 #include "ompl_cuda/scene.h"
 
 #include <yaml-cpp/yaml.h>
@@ -9,6 +10,7 @@
 #include <filesystem>
 
 #include "linalg_cuda/errors.h"
+#include "quoted_text.h"
 
 namespace ompl_cuda {
 
@@ -34,15 +36,17 @@ class SceneReader {
   MotionBenchMakerProblem read_problem() {
     const YAML::Node root = load();
     MotionBenchMakerProblem problem;
+    if (!root.IsMap()) fail(root, "not a map (planning_group, base_offset, scene)");
     if (!root["planning_group"]) throw ParseError(file_, 1, "no planning_group");
-    problem.group = root["planning_group"].as<std::string>();
+    problem.group = text(root["planning_group"], "planning_group");
+    if (problem.group.empty()) fail(root["planning_group"], "planning_group is empty");
     // MotionBenchMaker moves the scene's objects by base_offset into the robot's frame (its
     // scene_sampler and generate programs): the robot's pose in the scene frame is the inverse.
     if (root["base_offset"]) problem.base = inverse(pose(root["base_offset"], "base_offset"));
     // MotionBenchMaker names its scene inside its package (configs/scenes/DIR/FILE); the scenes lie
     // beside the problem files as scenes/DIR/FILE do in MotionBenchMaker's layout and the shared data.
     if (root["scene"]) {
-      const std::string name = root["scene"].as<std::string>(), marker = "configs/scenes/";
+      const std::string name = text(root["scene"], "scene"), marker = "configs/scenes/";
       const std::size_t at = name.find(marker);
       const std::filesystem::path folder = std::filesystem::path(file_).parent_path();
       problem.scene_file = (at == std::string::npos ? folder / name : folder / name.substr(at + marker.size())).string();
@@ -53,12 +57,19 @@ class SceneReader {
   Scene read() {
     const YAML::Node root = load();
     Scene scene;
+    if (!root.IsMap()) fail(root, "not a map (a MoveIt PlanningScene holds its objects in world.collision_objects)");
     const YAML::Node world = root["world"];
     if (!world) throw ParseError(file_, 1, "no 'world' (a MoveIt PlanningScene holds its objects in world.collision_objects)");
+    if (!world.IsMap()) fail(world, "'world' is not a map (a MoveIt PlanningScene holds its objects in world.collision_objects)");
     const YAML::Node objects = world["collision_objects"];
     if (!objects) return scene;
     if (!objects.IsSequence()) fail(objects, "world.collision_objects is not a list");
-    for (const YAML::Node& object : objects) scene.add(read_object(object));
+    for (const YAML::Node& node : objects) {
+      SceneObject object = read_object(node);
+      if (object.id.empty()) fail(node, "a collision object has an empty id");
+      if (scene.has(object.id)) fail(node, "a second collision object of id '" + detail::shown(object.id) + "'");
+      scene.add(std::move(object));
+    }
     return scene;
   }
 
@@ -77,6 +88,12 @@ class SceneReader {
     }
   }
 
+  // A scalar's text ("what" names it in the error where the node is a list or a map).
+  std::string text(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " is not a scalar");
+    return node.Scalar();
+  }
+
   [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const {
     throw ParseError(file_, at.Mark().is_null() ? 0 : at.Mark().line + 1, message);
   }
@@ -85,17 +102,20 @@ class SceneReader {
     if (!node || !node.IsSequence() || node.size() != count)
       fail(node ? node : YAML::Node(), what + " needs " + std::to_string(count) + " numbers");
     std::vector<double> out;
-    for (const YAML::Node& v : node) {
-      double x = 0;
-      try {
-        x = v.as<double>();
-      } catch (const YAML::Exception&) {
-        fail(v, what + ": '" + v.Scalar() + "' is not a number");
-      }
-      if (!std::isfinite(x)) fail(v, what + " is not finite");
-      out.push_back(x);
-    }
+    for (const YAML::Node& v : node) out.push_back(number(v, what));
     return out;
+  }
+
+  double number(const YAML::Node& v, const std::string& what) const {
+    if (!v || !v.IsScalar()) fail(v ? v : YAML::Node(), what + " is not a number");
+    double x = 0;
+    try {
+      x = v.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(v, what + ": '" + detail::shown(v.Scalar()) + "' is not a number");
+    }
+    if (!std::isfinite(x)) fail(v, what + " is not finite");
+    return x;
   }
 
   Transform pose(const YAML::Node& node, const std::string& what) const {
@@ -112,20 +132,26 @@ class SceneReader {
     if (!node.IsMap()) fail(node, "a collision object is not a map");
     SceneObject object;
     if (!node["id"]) fail(node, "a collision object has no id");
-    object.id = node["id"].as<std::string>();
+    object.id = text(node["id"], "a collision object's id");
     object.id.erase(object.id.find_last_not_of(" \t") + 1);
-    for (const char* unsupported : {"meshes", "planes"})
-      if (node[unsupported] && node[unsupported].size() > 0)
-        fail(node[unsupported], "object '" + object.id + "' has " + unsupported + ": ompl_cuda's scenes take primitives (box, cylinder, sphere)");
-    const Transform object_pose = node["pose"] ? pose(node["pose"], "object '" + object.id + "' pose") : Transform();
+    if (node["planes"] && node["planes"].size() > 0)
+      fail(node["planes"], "object '" + detail::shown(object.id) + "' has planes: ompl_cuda's scenes take primitives (box, cylinder, sphere) and meshes");
+    const Transform object_pose = node["pose"] ? pose(node["pose"], "object '" + detail::shown(object.id) + "' pose") : Transform();
     const YAML::Node primitives = node["primitives"], poses = node["primitive_poses"];
-    if (!primitives || !primitives.IsSequence()) fail(node, "object '" + object.id + "' has no primitives list");
-    if (!poses || !poses.IsSequence() || poses.size() != primitives.size())
-      fail(node, "object '" + object.id + "' needs one primitive_poses entry per primitive");
-    for (std::size_t k = 0; k < primitives.size(); ++k) {
+    const YAML::Node meshes = node["meshes"], mesh_poses = node["mesh_poses"];
+    if (!primitives && !meshes) fail(node, "object '" + detail::shown(object.id) + "' has neither primitives nor meshes");
+    if (primitives && !primitives.IsSequence()) fail(primitives, "object '" + detail::shown(object.id) + "' primitives is not a list");
+    if (meshes && !meshes.IsSequence()) fail(meshes, "object '" + detail::shown(object.id) + "' meshes is not a list");
+    // An empty list needs no poses; any other one pose per entry, as MoveIt's CollisionObject.
+    if (primitives && primitives.size() > 0 && (!poses || !poses.IsSequence() || poses.size() != primitives.size()))
+      fail(node, "object '" + detail::shown(object.id) + "' needs one primitive_poses entry per primitive");
+    if (meshes && meshes.size() > 0 && (!mesh_poses || !mesh_poses.IsSequence() || mesh_poses.size() != meshes.size()))
+      fail(node, "object '" + detail::shown(object.id) + "' needs one mesh_poses entry per mesh");
+    for (std::size_t k = 0; primitives && k < primitives.size(); ++k) {
       const YAML::Node p = primitives[k];
-      const std::string type = p["type"] ? p["type"].as<std::string>() : "";
-      const std::string what = "object '" + object.id + "' " + (type.empty() ? "primitive" : type);
+      if (!p.IsMap()) fail(p, "object '" + detail::shown(object.id) + "' primitive " + std::to_string(k) + " is not a map (type, dimensions)");
+      const std::string type = p["type"] ? text(p["type"], "object '" + detail::shown(object.id) + "' primitive type") : "";
+      const std::string what = "object '" + detail::shown(object.id) + "' " + (type.empty() ? "primitive" : detail::shown(type));
       Primitive prim;
       if (type == "box") {
         const std::vector<double> d = numbers(p["dimensions"], 3, what + " dimensions [x y z]");
@@ -140,14 +166,60 @@ class SceneReader {
         prim.kind = Primitive::Kind::Sphere;
         prim.size[0] = d[0];
       } else {
-        fail(p, what + ": type '" + type + "' is not taken (box, cylinder, sphere)");
+        fail(p, what + ": type '" + detail::shown(type) + "' is not taken (box, cylinder, sphere)");
       }
       for (const double v : prim.size)
         if (v < 0) fail(p, what + " has a negative dimension");
       prim.pose = compose(object_pose, pose(poses[k], what + " pose"));
       object.primitives.push_back(prim);
     }
+    for (std::size_t k = 0; meshes && k < meshes.size(); ++k) {
+      const std::string what = "object '" + detail::shown(object.id) + "' mesh " + std::to_string(k);
+      SceneMesh mesh = read_mesh(meshes[k], what);
+      mesh.pose = compose(object_pose, pose(mesh_poses[k], what + " pose"));
+      object.meshes.push_back(std::move(mesh));
+    }
     return object;
+  }
+
+  // A shape_msgs/Mesh as robowflex writes it (vertices [x, y, z], triangles [a, b, c]) or as ROS
+  // messages print (vertices {x: , y: , z: }, triangles {vertex_indices: [a, b, c]}). The lists' sizes
+  // come from the parsed file, which is bounded, so reserving them is bounded too.
+  SceneMesh read_mesh(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsMap()) fail(node, what + " is not a map (vertices, triangles)");
+    const YAML::Node vertices = node["vertices"], triangles = node["triangles"];
+    if (!vertices || !vertices.IsSequence()) fail(vertices ? vertices : node, what + " has no vertices list");
+    if (!triangles || !triangles.IsSequence()) fail(triangles ? triangles : node, what + " has no triangles list");
+    SceneMesh mesh;
+    mesh.vertices.reserve(3 * vertices.size());
+    for (const YAML::Node& v : vertices) {
+      if (v.IsMap()) {
+        for (const char* axis : {"x", "y", "z"})
+          mesh.vertices.push_back(number(v[axis] ? v[axis] : v, what + " vertex " + axis));
+      } else {
+        const std::vector<double> x = numbers(v, 3, what + " vertex [x y z]");
+        mesh.vertices.insert(mesh.vertices.end(), x.begin(), x.end());
+      }
+    }
+    const long long count = static_cast<long long>(vertices.size());
+    mesh.triangles.reserve(3 * triangles.size());
+    for (const YAML::Node& t : triangles) {
+      const YAML::Node indices = t.IsMap() ? t["vertex_indices"] : t;
+      if (!indices || !indices.IsSequence() || indices.size() != 3)
+        fail(indices ? indices : t, what + ": a triangle needs 3 vertex indices");
+      for (const YAML::Node& i : indices) {
+        long long index = -1;
+        try {
+          index = i.as<long long>();
+        } catch (const YAML::Exception&) {
+          fail(i, what + ": vertex index '" + detail::shown(i.Scalar()) + "' is not an integer");
+        }
+        if (index < 0 || index >= count)
+          fail(i, what + ": vertex index " + std::to_string(index) + " is not one of its " + std::to_string(count) + " vertices");
+        mesh.triangles.push_back(static_cast<int>(index));
+      }
+    }
+    return mesh;
   }
 
   std::string file_;
@@ -155,10 +227,23 @@ class SceneReader {
 
 }  // namespace
 
-Scene Scene::load(const std::string& yaml_file) { return SceneReader(yaml_file).read(); }
+// What the reader does not check itself (yaml-cpp's exceptions for a node of another kind than the
+// one asked for) is reported as a ParseError at the node yaml-cpp names.
+template <typename Read>
+auto read_yaml(const std::string& file, Read read) {
+  try {
+    return read(SceneReader(file));
+  } catch (const YAML::Exception& e) {
+    throw ParseError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "unexpected YAML: " + detail::shown(e.msg, 200));
+  }
+}
+
+Scene Scene::load(const std::string& yaml_file) {
+  return read_yaml(yaml_file, [](SceneReader reader) { return reader.read(); });
+}
 
 MotionBenchMakerProblem read_motion_bench_maker_problem(const std::string& yaml_file) {
-  return SceneReader(yaml_file).read_problem();
+  return read_yaml(yaml_file, [](SceneReader reader) { return reader.read_problem(); });
 }
 
 int Scene::find(const std::string& id) const {
@@ -177,6 +262,21 @@ void Scene::add(SceneObject object) {
       if (!std::isfinite(v) || v < 0) throw InvalidArgument("Scene::add: object '" + object.id + "' has a primitive of negative or non-finite size");
     if (!is_finite(p.pose)) throw InvalidArgument("Scene::add: object '" + object.id + "' has a primitive pose that is not finite");
   }
+  for (std::size_t k = 0; k < object.meshes.size(); ++k) {
+    const SceneMesh& m = object.meshes[k];
+    const std::string what = "Scene::add: object '" + object.id + "' mesh " + std::to_string(k);
+    if (!is_finite(m.pose)) throw InvalidArgument(what + " has a pose that is not finite");
+    if (m.vertices.size() % 3 != 0 || m.triangles.size() % 3 != 0)
+      throw InvalidArgument(what + " has " + std::to_string(m.vertices.size()) + " vertex coordinates and " +
+                            std::to_string(m.triangles.size()) + " triangle indices: each must be a multiple of 3");
+    for (const double v : m.vertices)
+      if (!std::isfinite(v)) throw InvalidArgument(what + " has a vertex that is not finite");
+    const long long count = static_cast<long long>(m.vertices.size() / 3);
+    for (const int i : m.triangles)
+      if (i < 0 || i >= count)
+        throw InvalidArgument(what + " has a triangle with vertex index " + std::to_string(i) + ", not one of its " +
+                              std::to_string(count) + " vertices");
+  }
   objects_.push_back(std::move(object));
   version_ = next_scene_version();
 }
@@ -186,6 +286,7 @@ void Scene::move(const std::string& id, const Transform& motion) {
   if (k < 0) throw InvalidArgument("Scene::move: no object '" + id + "'");
   if (!is_finite(motion)) throw InvalidArgument("Scene::move: the motion of '" + id + "' is not finite");
   for (Primitive& p : objects_[k].primitives) p.pose = compose(motion, p.pose);
+  for (SceneMesh& m : objects_[k].meshes) m.pose = compose(motion, m.pose);
   version_ = next_scene_version();
 }
 
@@ -205,13 +306,12 @@ void Scene::set_point_cloud(std::vector<float> xyz, double resolution) {
     if (!std::isfinite(xyz[i]))
       throw InvalidArgument("Scene::set_point_cloud: point " + std::to_string(i / 3) + " has a coordinate that is not finite");
   cloud_ = std::make_shared<const std::vector<float>>(std::move(xyz));
-  cloud_resolution_ = resolution;
+  field_resolution_ = resolution;
   version_ = next_scene_version();
 }
 
 void Scene::clear_point_cloud() {
   cloud_.reset();
-  cloud_resolution_ = 0;
   version_ = next_scene_version();
 }
 
@@ -220,9 +320,23 @@ const std::vector<float>& Scene::point_cloud() const {
   return cloud_ ? *cloud_ : none;
 }
 
+void Scene::set_field_resolution(double resolution) {
+  if (!(resolution > 0) || !std::isfinite(resolution))
+    throw InvalidArgument("Scene::set_field_resolution: the resolution must be a positive number of metres");
+  field_resolution_ = resolution;
+  version_ = next_scene_version();
+}
+
 std::size_t Scene::num_primitives() const {
   std::size_t n = 0;
   for (const SceneObject& o : objects_) n += o.primitives.size();
+  return n;
+}
+
+std::size_t Scene::num_mesh_triangles() const {
+  std::size_t n = 0;
+  for (const SceneObject& o : objects_)
+    for (const SceneMesh& m : o.meshes) n += m.num_triangles();
   return n;
 }
 

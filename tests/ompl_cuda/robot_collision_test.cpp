@@ -95,12 +95,58 @@ TEST(Scene, SaysWhatItCannotTake) {
   EXPECT_NE(error(head + "      primitives:\n        - type: box\n          dimensions: [1, 1, 1]\n      primitive_poses: []\n")
                 .find("one primitive_poses entry per primitive"),
             std::string::npos);
-  EXPECT_NE(error(head + "      meshes:\n        - {}\n      primitives: []\n      primitive_poses: []\n").find("has meshes"),
-            std::string::npos);
+  EXPECT_NE(error(head + "      meshes:\n        - {}\n      mesh_poses:\n        - position: [0, 0, 0]\n")
+                .find("bad.yaml:5: object 'a' mesh 0 has no vertices list"),
+            std::string::npos)
+      << error(head + "      meshes:\n        - {}\n      mesh_poses:\n        - position: [0, 0, 0]\n");
+  EXPECT_NE(error(head + "      planes:\n        - coef: [0, 0, 1, 0]\n").find("has planes"), std::string::npos);
   EXPECT_NE(error(head + "      primitives:\n        - type: box\n          dimensions: [1, 1, 1]\n      primitive_poses:\n        - position: [0, 0, 0]\n          orientation: [0, 0, 0, 0]\n")
                 .find("zero quaternion"),
             std::string::npos);
   EXPECT_THROW(Scene::load("/no/such/scene.yaml"), linalg_cuda::ParseError);
+}
+
+// Inputs that the scene fuzzer (fuzz/ompl_cuda_scene_fuzzer.cpp) found: nodes of another kind than
+// expected and ids that Scene::add refuses are ParseErrors with the file's line, and what the file holds
+// is quoted short.
+TEST(Scene, SaysWhereANodeIsNotWhatItExpects) {
+  auto error = [](const std::string& text, bool problem = false) {
+    const std::string file = write("odd.yaml", text);
+    try {
+      if (problem) {
+        ompl_cuda::read_motion_bench_maker_problem(file);
+      } else {
+        Scene::load(file);
+      }
+    } catch (const linalg_cuda::ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string head = "world:\n  collision_objects:\n";
+  const std::string empty = "      primitives: []\n      primitive_poses: []\n";
+  EXPECT_NE(error("world: 1\n").find("odd.yaml:1: 'world' is not a map"), std::string::npos) << error("world: 1\n");
+  EXPECT_NE(error("- 1\n").find("odd.yaml:1: not a map"), std::string::npos) << error("- 1\n");
+  EXPECT_NE(error(head + "    - id: a\n      primitives: [1]\n      primitive_poses: [{position: [0, 0, 0]}]\n")
+                .find("odd.yaml:4: object 'a' primitive 0 is not a map"),
+            std::string::npos);
+  EXPECT_NE(error(head + "    - id: [a]\n" + empty).find("odd.yaml:3: a collision object's id is not a scalar"), std::string::npos)
+      << error(head + "    - id: [a]\n" + empty);
+  EXPECT_NE(error(head + "    - id: \" \"\n" + empty).find("odd.yaml:3: a collision object has an empty id"), std::string::npos);
+  EXPECT_NE(error(head + "    - id: a\n" + empty + "    - id: a\n" + empty).find("odd.yaml:6: a second collision object of id 'a'"),
+            std::string::npos)
+      << error(head + "    - id: a\n" + empty + "    - id: a\n" + empty);
+  const std::string long_id = error(head + "    - id: " + std::string(2000, 'a') + "\n      primitives: 1\n");
+  EXPECT_NE(long_id.find("object '" + std::string(80, 'a') + "...' primitives is not a list"), std::string::npos) << long_id;
+  EXPECT_LT(long_id.size(), 300u);
+  EXPECT_NE(error("planning_group: {a: 1}\n", true).find("odd.yaml:1: planning_group is not a scalar"), std::string::npos);
+  EXPECT_NE(error("planning_group: ''\n", true).find("odd.yaml:1: planning_group is empty"), std::string::npos);
+  EXPECT_NE(error("planning_group: a\nscene: [1]\n", true).find("odd.yaml:2: scene is not a scalar"), std::string::npos);
+
+  // A quaternion whose squares overflow keeps its direction: half a turn about x.
+  const Scene scene = Scene::load(write("big_quaternion.yaml", head + "    - id: a\n      primitives: [{type: sphere, dimensions: [1]}]\n"
+                                                                       "      primitive_poses: [{position: [0, 0, 0], orientation: [1e200, 0, 0, 0]}]\n"));
+  EXPECT_EQ(scene.objects()[0].primitives[0].pose.rotation[4], -1.0);
 }
 
 TEST(Scene, AddsMovesAndRemovesObjects) {

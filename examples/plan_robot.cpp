@@ -1,9 +1,9 @@
 // plan_robot: plan a URDF robot's motion among a MoveIt scene with OMPL, checked by ompl_cuda's robot
-// checks, and write a picture of it.
+// checks, and write pictures of it.
 //
 //   plan_robot --urdf panda.urdf --srdf panda.srdf --package-path ../shared/data/robots \
 //              --scene ../shared/data/scenes/box/scene_box.yaml \
-//              --problem ../shared/data/scenes/box_panda.problem.yaml --html box.html
+//              --problem ../shared/data/scenes/box_panda.problem.yaml --html box.html --png box.png
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -27,6 +27,7 @@
 #include "ompl_cuda/batched_rrt_star.h"
 #include "ompl_cuda/point_cloud.h"
 #include "ompl_cuda/robot_checkers.h"
+#include "ompl_cuda/robot_picture.h"
 #include "ompl_cuda/robot_view.h"
 
 namespace {
@@ -59,6 +60,8 @@ links covered by spheres that hold their collision geometry).
   --time T             planning time, seconds                                           (default 5)
   --seed S             the seed of random states and of the planner                    (default 1)
   --html FILE          a page that plays the path in 3-D (opens in any browser)
+  --png FILE           a picture of the path: the scene, the robot at the start (green) and the goal
+                       (blue), states between them as ghosts, the hand's way as an orange line
   --help               this text
 Exit status: 0 solved, 1 no exact solution, 2 bad usage or input.
 )";
@@ -68,7 +71,7 @@ Exit status: 0 solved, 1 no exact solution, 2 bad usage or input.
 int main(int argc, char** argv) {
   const examples::CommandLine cli("plan_robot", kUsage,
                                   {"--urdf", "--srdf", "--package-path", "--group", "--scene", "--problem", "--cloud",
-                                   "--cloud-resolution", "--spheres", "--tolerance", "--start", "--goal", "--planner", "--time", "--seed", "--html"});
+                                   "--cloud-resolution", "--spheres", "--tolerance", "--start", "--goal", "--planner", "--time", "--seed", "--html", "--png"});
   std::map<std::string, std::string> o;
   double time = 5.0, tolerance = 0.015, cloud_resolution = 0.01;
   unsigned seed = 1;
@@ -162,7 +165,7 @@ int main(int argc, char** argv) {
     og::PathGeometric path = ss.getSolutionPath();
     std::printf("%-10s %zu states, length %.3f rad, valid %s\n", "path", path.getStateCount(), path.length(),
                 path.check() ? "yes" : "NO");
-    if (o.count("--html")) {
+    if (o.count("--html") || o.count("--png")) {
       path.interpolate(std::max<unsigned>(2, static_cast<unsigned>(path.length() / 0.05)));
       std::vector<std::vector<double>> frames;
       for (std::size_t i = 0; i < path.getStateCount(); ++i) {
@@ -170,9 +173,17 @@ int main(int argc, char** argv) {
         checks->full_state(path.getState(i)->as<ob::RealVectorStateSpace::StateType>()->values, full.data());
         frames.push_back(full);
       }
-      ompl_cuda::write_robot_html(o["--html"], checks->robot(), scene, base, frames,
-                                  model.name() + " " + group + ", " + planner->getName());
-      std::printf("%-10s %s (%zu frames)\n", "wrote", o["--html"].c_str(), frames.size());
+      const std::string title = model.name() + " " + group + ", " + planner->getName();
+      if (o.count("--html")) {
+        ompl_cuda::write_robot_html(o["--html"], checks->robot(), scene, base, frames, title);
+        std::printf("%-10s %s (%zu frames)\n", "wrote", o["--html"].c_str(), frames.size());
+      }
+      if (o.count("--png")) {
+        ompl_cuda::RobotPictureOptions picture;
+        picture.title = title;
+        ompl_cuda::write_robot_png(o["--png"], checks->robot(), scene, base, frames, picture);
+        std::printf("%-10s %s (%dx%d)\n", "wrote", o["--png"].c_str(), picture.width, picture.height);
+      }
     }
     return exact ? 0 : 1;
   } catch (const std::exception& e) {  // the library's typed errors and anything else: one line

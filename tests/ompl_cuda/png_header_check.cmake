@@ -1,0 +1,17 @@
+# cmake -DFILE=picture.png -DWIDTH=960 -DHEIGHT=720 -P png_header_check.cmake: fails unless FILE starts
+# with PNG's signature and its IHDR chunk gives that width and height.
+file(SIZE "${FILE}" _size)
+file(READ "${FILE}" _head LIMIT 24 HEX)
+string(SUBSTRING "${_head}" 0 16 _signature)
+if(NOT _signature STREQUAL "89504e470d0a1a0a")
+  message(FATAL_ERROR "${FILE}: not a PNG (starts with ${_signature})")
+endif()
+string(SUBSTRING "${_head}" 24 8 _chunk)
+string(SUBSTRING "${_head}" 32 8 _width_hex)
+string(SUBSTRING "${_head}" 40 8 _height_hex)
+math(EXPR _width "0x${_width_hex}")
+math(EXPR _height "0x${_height_hex}")
+if(NOT _chunk STREQUAL "49484452" OR NOT _width EQUAL WIDTH OR NOT _height EQUAL HEIGHT)
+  message(FATAL_ERROR "${FILE}: ${_width} x ${_height} pixels, not ${WIDTH} x ${HEIGHT}")
+endif()
+message(STATUS "${FILE}: PNG, ${_width} x ${_height} pixels, ${_size} bytes")

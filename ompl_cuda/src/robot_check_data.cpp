@@ -113,6 +113,8 @@ RobotCheckData::RobotCheckData(const RobotCollisionModel& robot, const Transform
   }
   if (self_collision)
     for (const auto& [a, b] : robot.self_collision_pairs()) self_pairs.insert(self_pairs.end(), {a, b});
+  // The grids' slack: four times what the spheres' padding covers of one test's rounding.
+  self_tables = build_self_pair_tables(*this, 4.0 * padding_);
 }
 
 void RobotCheckData::set_scene(const Scene& scene, bool build_cloud) {
@@ -183,6 +185,8 @@ RobotCheckView RobotCheckData::view() const {
   v.spheres = spheres.data();
   v.self_pairs = self_pairs.data();
   v.num_self_pairs = static_cast<int>(self_pairs.size() / 2);
+  v.self_tables = self_tables.tables.data();
+  v.self_table_bits = self_tables.bits.data();
   v.primitives = primitives.data();
   v.num_primitives = static_cast<int>(primitives.size());
   v.cloud.grid = cloud_grid;

@@ -8,6 +8,7 @@
 
 #include "ompl_cuda/robot_collision_model.h"
 #include "robot_collision_math.h"
+#include "self_pair_table.h"
 
 namespace ompl_cuda::detail {
 
@@ -31,6 +32,7 @@ class RobotCheckData {
   std::vector<int> group, first_group, first_sphere, self_pairs;
   std::vector<double> held, low, high;
   std::vector<CheckSphere> link_bounds, group_bounds, spheres;
+  SelfPairTables self_tables;          // one grid per self pair (self_pair_table.h)
   std::vector<CheckPrimitive<float>> primitives;
   CloudGrid cloud_grid;                // no voxels without a cloud or mesh within reach
   std::vector<float> field_points;     // x y z each: the cloud's points, then one per voxel a mesh touches

@@ -134,7 +134,8 @@ void RobotCheckEngine::upload_constants() {
                     held = pack(&bytes, data_.held), low = pack(&bytes, data_.low), high = pack(&bytes, data_.high),
                     bounds = pack(&bytes, data_.link_bounds), first_group = pack(&bytes, data_.first_group),
                     group_bounds = pack(&bytes, data_.group_bounds), first = pack(&bytes, data_.first_sphere),
-                    spheres = pack(&bytes, data_.spheres), pairs = pack(&bytes, data_.self_pairs);
+                    spheres = pack(&bytes, data_.spheres), pairs = pack(&bytes, data_.self_pairs),
+                    tables = pack(&bytes, data_.self_tables.tables), table_bits = pack(&bytes, data_.self_tables.bits);
   Device& dev = *device_;
   dev.constants.reserve(bytes.size());
   LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.constants.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, dev.work.get()));
@@ -152,6 +153,8 @@ void RobotCheckEngine::upload_constants() {
   dev.view.first_sphere = reinterpret_cast<const int*>(base + first);
   dev.view.spheres = reinterpret_cast<const CheckSphere*>(base + spheres);
   dev.view.self_pairs = reinterpret_cast<const int*>(base + pairs);
+  dev.view.self_tables = reinterpret_cast<const SelfPairTable*>(base + tables);
+  dev.view.self_table_bits = reinterpret_cast<const unsigned*>(base + table_bits);
   with_scratch_for(view_.num_links,
                    [&](auto links) { dev.motion_blocks = resident_blocks(robot_motions_kernel<links.value>); });
 }

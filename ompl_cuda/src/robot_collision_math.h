@@ -9,6 +9,7 @@
 #include "linalg_cuda/internal/host_device.h"
 #include "cloud_distance_field.h"
 #include "robot_kinematics.h"
+#include "self_pair_table.h"
 
 namespace ompl_cuda::detail {
 
@@ -86,6 +87,8 @@ struct RobotCheckView {
   const CheckSphere* spheres;          // in their link's frame
   const int* self_pairs;               // link pairs tested against each other, two indices each
   int num_self_pairs;
+  const SelfPairTable* self_tables;    // per self pair, its grid of answers (self_pair_table.h) ...
+  const unsigned* self_table_bits;     // ... and their cells
   const CheckPrimitive<float>* primitives;
   int num_primitives;
   CloudView cloud;                     // the scene's point cloud (cloud.distance2 null without one)
@@ -205,7 +208,11 @@ LINALG_HD bool robot_state_valid(const RobotCheckView& v, const Value& value, do
         link_touches(v, l, pose, [&](const float* c, float r) { return sphere_touches_cloud(c, r, v.cloud); }))
       return false;
   }
+  // The pairs' grids first: a lookup settles most pairs, and a touching one settles the state.
+  for (int q = 0; q < v.num_self_pairs; ++q)
+    if (self_pair_cell(v.self_tables[q], v.self_table_bits, full) == kSelfPairTouching) return false;
   for (int q = 0; q < v.num_self_pairs; ++q) {
+    if (self_pair_cell(v.self_tables[q], v.self_table_bits, full) == kSelfPairApart) continue;
     const int a = v.self_pairs[2 * q], b = v.self_pairs[2 * q + 1];
     const LinkPose pa = single_precision_pose(poses + 12 * a), pb = single_precision_pose(poses + 12 * b);
     float ba[3], bb[3];

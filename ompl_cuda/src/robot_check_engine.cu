@@ -4,6 +4,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <cooperative_groups.h>
+
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_stream.h"
 #include "linalg_cuda/device_buffer.h"
@@ -16,19 +18,116 @@ namespace ompl_cuda::detail {
 
 namespace {
 
+namespace cg = cooperative_groups;
+
 constexpr int kThreads = 128;
 constexpr int kNone = 0x7fffffff;  // "no invalid state" in the warp-wide minimum
 
-// One thread per state. The scratch (the full state and 12 doubles per link) is sized for at most
-// Links links: the kernels come in a few sizes so that small robots keep small local memory.
+// A self pair whose grid and link bounds leave it open, handed from a state's thread to a warp.
+struct PendingPair {
+  int state, pair;
+  LinkPose b_in_a;
+};
+
+// One thread per state: the bounds, the kinematics, the scene and the self pairs' grids and link
+// bounds. The pairs still open go to `pending` (robot_self_pairs_kernel decides them), a warp's at
+// once through one atomic, or are decided here when `capacity` is full. The scratch (the full state
+// and 12 doubles per link) is sized for at most Links links: the kernels come in a few sizes so that
+// small robots keep small local memory.
 template <int Links>
 __global__ void __launch_bounds__(kThreads) robot_states_kernel(RobotCheckView v, const double* __restrict__ values,
-                                                                  std::size_t count, char* __restrict__ valid) {
+                                                                  int count, char* __restrict__ valid,
+                                                                  PendingPair* __restrict__ pending,
+                                                                  unsigned capacity, unsigned* __restrict__ num_pending) {
   double full[Links], poses[12 * Links];
   const std::size_t d = static_cast<std::size_t>(v.dimension);
-  for (std::size_t i = blockIdx.x * std::size_t(kThreads) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * kThreads) {
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < count; i += gridDim.x * kThreads) {
     const double* s = values + i * d;
-    valid[i] = robot_state_valid(v, [s](int k) { return s[k]; }, full, poses) ? 1 : 0;
+    bool ok = robot_state_free_of_scene(v, [s](int k) { return s[k]; }, full, poses);
+    if (ok)
+      ok = robot_state_free_of_itself(v, full, poses, [&](int q, int a, int b, const LinkPose& b_in_a) {
+        const cg::coalesced_group group = cg::coalesced_threads();
+        unsigned first = 0;
+        if (group.thread_rank() == 0) first = atomicAdd(num_pending, group.size());
+        const unsigned slot = group.shfl(first, 0) + group.thread_rank();
+        if (slot >= capacity) return links_touch(v, a, b, b_in_a);
+        pending[slot] = {i, q, b_in_a};
+        return false;
+      });
+    valid[i] = ok ? 1 : 0;
+  }
+}
+
+// Whether a sphere of link a touches one of link b, as links_touch decides it, by a whole warp with the
+// same tests: lanes place b's groups' bounds and test them against a's link bound; for each that
+// passes, lanes test a's groups' bounds against it; for each pair of groups that passes, lanes take
+// the 8 x 8 sphere pairs two each.
+__device__ bool warp_links_touch(const RobotCheckView& v, int a, int b, const LinkPose& b_in_a, int lane) {
+  constexpr unsigned kAll = 0xffffffffu;
+  constexpr int kSpherePairs = kMaxGroupSpheres * kMaxGroupSpheres;
+  const CheckSphere bound_a = v.link_bounds[a];
+  const float ca[3] = {bound_a.x, bound_a.y, bound_a.z};
+  const int ga0 = v.first_group[a], na = v.first_group[a + 1] - ga0;
+  const int gb0 = v.first_group[b], nb = v.first_group[b + 1] - gb0;
+  for (int base_b = 0; base_b < nb; base_b += 32) {
+    float cb[3] = {0, 0, 0}, rb = 0;
+    bool near = false;
+    if (base_b + lane < nb) {
+      const CheckSphere& group_b = v.group_bounds[gb0 + base_b + lane];
+      place(b_in_a, group_b, cb);
+      rb = group_b.r;
+      near = spheres_touch(ca, bound_a.r, cb, rb);
+    }
+    for (unsigned groups_b = __ballot_sync(kAll, near); groups_b != 0; groups_b &= groups_b - 1) {
+      const int from = __ffs(groups_b) - 1, gb = gb0 + base_b + from;
+      const float c[3] = {__shfl_sync(kAll, cb[0], from), __shfl_sync(kAll, cb[1], from), __shfl_sync(kAll, cb[2], from)};
+      const float r = __shfl_sync(kAll, rb, from);
+      const int jb = v.first_sphere[gb], nj = v.first_sphere[gb + 1] - jb;
+      for (int base_a = 0; base_a < na; base_a += 32) {
+        bool open = false;
+        if (base_a + lane < na) {
+          const CheckSphere& group_a = v.group_bounds[ga0 + base_a + lane];
+          const float cga[3] = {group_a.x, group_a.y, group_a.z};
+          open = spheres_touch(cga, group_a.r, c, r);
+        }
+        for (unsigned groups_a = __ballot_sync(kAll, open); groups_a != 0; groups_a &= groups_a - 1) {
+          const int ga = ga0 + base_a + __ffs(groups_a) - 1;
+          const int ia = v.first_sphere[ga], ni = v.first_sphere[ga + 1] - ia;
+          bool touch = false;
+          for (int k = lane; k < kSpherePairs; k += 32) {
+            const int i = k / kMaxGroupSpheres, j = k % kMaxGroupSpheres;
+            if (i >= ni || j >= nj) continue;
+            const CheckSphere& si = v.spheres[ia + i];
+            const CheckSphere& sj = v.spheres[jb + j];
+            float cj[3];
+            place(b_in_a, sj, cj);
+            const float ci[3] = {si.x, si.y, si.z};
+            touch |= spheres_touch(ci, si.r, cj, sj.r);
+          }
+          if (__any_sync(kAll, touch)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// One warp per pending pair: a touching pair makes its state invalid (every writer writes 0, so the
+// order of the warps changes nothing). A state already found invalid is skipped.
+__global__ void __launch_bounds__(kThreads) robot_self_pairs_kernel(RobotCheckView v,
+                                                                      const PendingPair* __restrict__ pending,
+                                                                      unsigned capacity,
+                                                                      const unsigned* __restrict__ num_pending,
+                                                                      char* valid) {
+  const unsigned n = min(*num_pending, capacity);
+  const int lane = threadIdx.x & 31;
+  const unsigned warps = gridDim.x * (kThreads / 32);
+  for (unsigned w = (blockIdx.x * kThreads + threadIdx.x) / 32; w < n; w += warps) {
+    const PendingPair p = pending[w];
+    const bool open = __shfl_sync(0xffffffffu, lane == 0 ? valid[p.state] : 0, 0) != 0;
+    if (!open) continue;
+    if (warp_links_touch(v, v.self_pairs[2 * p.pair], v.self_pairs[2 * p.pair + 1], p.b_in_a, lane) && lane == 0)
+      valid[p.state] = 0;
   }
 }
 
@@ -103,11 +202,13 @@ std::size_t pack(std::vector<unsigned char>* bytes, const std::vector<T>& array)
 }  // namespace
 
 struct RobotCheckEngine::Device {
-  linalg_cuda::DeviceBuffer constants, primitives, cloud, inputs, outputs, next_motion;
+  linalg_cuda::DeviceBuffer constants, primitives, cloud, inputs, outputs, next_motion, pending, num_pending;
   linalg_cuda::PinnedBuffer staging, answers;
   linalg_cuda::CudaStream work;  // the engine's own: calls come from any thread
+  linalg_cuda::CudaEvent caller_ready, work_done;  // joining a caller's stream to `work` and back
   RobotCheckView view{};         // data_ in device memory
   unsigned motion_blocks = 1;    // blocks of the motion kernel resident at once
+  unsigned pair_blocks = 1;      // blocks of the self pair kernel resident at once
 };
 
 RobotCheckEngine::RobotCheckEngine(RobotCheckData data, const Scene& scene, linalg_cuda::Backend backend)
@@ -157,6 +258,7 @@ void RobotCheckEngine::upload_constants() {
   dev.view.self_table_bits = reinterpret_cast<const unsigned*>(base + table_bits);
   with_scratch_for(view_.num_links,
                    [&](auto links) { dev.motion_blocks = resident_blocks(robot_motions_kernel<links.value>); });
+  dev.pair_blocks = resident_blocks(robot_self_pairs_kernel);
 }
 
 void RobotCheckEngine::take_scene(const Scene& scene) {
@@ -211,12 +313,44 @@ void RobotCheckEngine::check_states_on_device(const double* values, std::size_t 
                                               cudaStream_t stream) {
   if (!device_) throw linalg_cuda::InvalidArgument("RobotCheckEngine::check_states_on_device: the backend is the CPU");
   if (count == 0) return;
-  const unsigned blocks = linalg_cuda::detail::blocks_for(count, kThreads);
-  const RobotCheckView& view = device_->view;
-  with_scratch_for(view_.num_links, [&](auto links) {
-    robot_states_kernel<links.value><<<blocks, kThreads, 0, stream>>>(view, values, count, valid);
-  });
-  LINALG_CUDA_CHECK_LAUNCH();
+  std::lock_guard<std::mutex> lock(mutex_);
+  // The kernels run on the engine's stream, which owns the scratch, after the caller's stream's work
+  // and before its next.
+  Device& dev = *device_;
+  LINALG_CUDA_CHECK(cudaEventRecord(dev.caller_ready.get(), stream));
+  LINALG_CUDA_CHECK(cudaStreamWaitEvent(dev.work.get(), dev.caller_ready.get(), 0));
+  launch_states(values, count, valid);
+  LINALG_CUDA_CHECK(cudaEventRecord(dev.work_done.get(), dev.work.get()));
+  LINALG_CUDA_CHECK(cudaStreamWaitEvent(stream, dev.work_done.get(), 0));
+}
+
+void RobotCheckEngine::launch_states(const double* values, std::size_t count, char* valid) {
+  // Chunks of at most 2^20 states, each with room for two open pairs per state (more are decided by
+  // the states' threads): 112 MB of scratch at most.
+  constexpr std::size_t kChunk = std::size_t(1) << 20;
+  Device& dev = *device_;
+  const cudaStream_t stream = dev.work.get();
+  const unsigned capacity = pending_limit_ > 0 ? pending_limit_ : static_cast<unsigned>(2 * std::min(count, kChunk));
+  dev.pending.reserve(capacity * sizeof(PendingPair));
+  dev.num_pending.reserve(sizeof(unsigned));
+  auto* pending = dev.pending.as<PendingPair>();
+  auto* num_pending = dev.num_pending.as<unsigned>();
+  const RobotCheckView& view = dev.view;
+  for (std::size_t first = 0; first < count; first += kChunk) {
+    const int n = static_cast<int>(std::min(kChunk, count - first));
+    LINALG_CUDA_CHECK(cudaMemsetAsync(num_pending, 0, sizeof(unsigned), stream));
+    const unsigned blocks = linalg_cuda::detail::blocks_for(n, kThreads);
+    with_scratch_for(view_.num_links, [&](auto links) {
+      robot_states_kernel<links.value><<<blocks, kThreads, 0, stream>>>(view, values + first * dimension(), n,
+                                                                         valid + first, pending, capacity, num_pending);
+    });
+    LINALG_CUDA_CHECK_LAUNCH();
+    if (view_.num_self_pairs == 0) continue;
+    const unsigned pair_blocks = std::min<unsigned>(linalg_cuda::detail::blocks_covering(32 * std::size_t(n), kThreads),
+                                                    dev.pair_blocks);
+    robot_self_pairs_kernel<<<pair_blocks, kThreads, 0, stream>>>(view, pending, capacity, num_pending, valid + first);
+    LINALG_CUDA_CHECK_LAUNCH();
+  }
 }
 
 void RobotCheckEngine::check_states_gpu(const double* values, std::size_t count, char* valid) {
@@ -227,7 +361,7 @@ void RobotCheckEngine::check_states_gpu(const double* values, std::size_t count,
   dev.outputs.reserve(count);
   dev.answers.reserve(count);
   LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.inputs.data(), values, bytes, cudaMemcpyHostToDevice, stream));
-  check_states_on_device(dev.inputs.as<double>(), count, dev.outputs.as<char>(), stream);
+  launch_states(dev.inputs.as<double>(), count, dev.outputs.as<char>());
   // The answers land in pinned memory (a copy at the bus's speed), then in the caller's.
   LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.answers.data(), dev.outputs.data(), count, cudaMemcpyDeviceToHost, stream));
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -69,8 +69,13 @@ class RobotCheckEngine {
   }
 
   // count states already in device memory (count * dimension() doubles), answers into device memory,
-  // launched on `stream` and not waited for. InvalidArgument on the CPU backend.
+  // ordered on `stream` (after its earlier work, before its later) and not waited for. InvalidArgument
+  // on the CPU backend.
   void check_states_on_device(const double* values, std::size_t count, char* valid, cudaStream_t stream);
+
+  // At most `pairs` open self pairs per 2^20 states go to the GPU's warps, the rest decided by the
+  // states' threads (0: two per state, the default); tests reach both paths with it.
+  void limit_pending_pairs(unsigned pairs) { pending_limit_ = pairs; }
 
  private:
   struct Device;
@@ -84,6 +89,8 @@ class RobotCheckEngine {
   void run_states(const double* values, std::size_t count, char* valid);
   void run_motions(const double* from, const double* to, const int* segments, std::size_t count, int* first_invalid);
   void check_states_gpu(const double* values, std::size_t count, char* valid);
+  // count states in device memory checked on the engine's stream, the caller holding mutex_.
+  void launch_states(const double* values, std::size_t count, char* valid);
   void check_motions_gpu(const double* from, const double* to, const int* segments, std::size_t count,
                          int* first_invalid);
 
@@ -93,6 +100,7 @@ class RobotCheckEngine {
   std::atomic<std::uint64_t> scene_version_;
   std::unique_ptr<Device> device_;
   std::vector<double> cpu_staging_;  // the CPU backend's staging
+  unsigned pending_limit_ = 0;
   std::mutex mutex_;
 };
 

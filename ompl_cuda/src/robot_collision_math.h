@@ -5,6 +5,7 @@
 // chain's checks. The module compiles without fused multiply-adds, so both sides compute the same
 // bits and decide identically.
 #include <math.h>
+#include <string.h>
 
 #include "linalg_cuda/internal/host_device.h"
 #include "cloud_distance_field.h"
@@ -179,12 +180,13 @@ LINALG_HD bool links_touch(const RobotCheckView& v, int a, int b, const LinkPose
 // OMPL's RealVectorStateSpace::satisfiesBounds slack (std::numeric_limits<double>::epsilon()).
 constexpr double kBoundsSlack = 2.220446049250313e-16;
 
-// Whether the group's state is valid: every value (value(k), k < dimension) finite and within the
-// bounds as OMPL's satisfiesBounds tests them, and the robot's spheres touch neither a primitive, nor
-// the point cloud, nor each other on a self pair. full (num_variables values) and poses (12 per link)
-// are scratch.
+// Whether the group's state lies within the bounds and its spheres touch neither a primitive nor the
+// point cloud: every value (value(k), k < dimension) finite and within the bounds as OMPL's
+// satisfiesBounds tests them, then each link against the scene. full (num_variables values) and poses
+// (12 per link) are scratch, left holding the full state and, for the self pairs, each link's pose in
+// single precision at the start of its 12 values (stored_pose), which halves what they read.
 template <typename Value>
-LINALG_HD bool robot_state_valid(const RobotCheckView& v, const Value& value, double* full, double* poses) {
+LINALG_HD bool robot_state_free_of_scene(const RobotCheckView& v, const Value& value, double* full, double* poses) {
   for (int k = 0; k < v.num_variables; ++k) full[k] = v.held[k];
   for (int k = 0; k < v.dimension; ++k) {
     const double x = value(k);
@@ -193,9 +195,10 @@ LINALG_HD bool robot_state_valid(const RobotCheckView& v, const Value& value, do
   }
   link_poses(v.joints, v.num_joints, full, poses, v.root);
   for (int l = 0; l < v.num_links; ++l) {
+    const LinkPose pose = single_precision_pose(poses + 12 * l);
+    memcpy(poses + 12 * l, &pose, sizeof pose);
     const CheckSphere bound = v.link_bounds[l];
     if (bound.r < 0) continue;
-    const LinkPose pose = single_precision_pose(poses + 12 * l);
     float bc[3];
     place(pose, bound, bc);
     for (int p = 0; p < v.num_primitives; ++p) {
@@ -208,20 +211,46 @@ LINALG_HD bool robot_state_valid(const RobotCheckView& v, const Value& value, do
         link_touches(v, l, pose, [&](const float* c, float r) { return sphere_touches_cloud(c, r, v.cloud); }))
       return false;
   }
-  // The pairs' grids first: a lookup settles most pairs, and a touching one settles the state.
+  return true;
+}
+
+// Link l's pose in single precision, as robot_state_free_of_scene leaves it in the poses scratch.
+LINALG_HD LinkPose stored_pose(const double* poses, int l) {
+  LinkPose p;
+  memcpy(&p, poses + 12 * l, sizeof p);
+  return p;
+}
+
+// Whether no self pair touches, from robot_state_free_of_scene's full state and poses: each pair's grid
+// first, then the links' bounds, and touch(q, a, b, b_in_a) for the pairs that both leave open (pair q
+// of links a and b, b's pose in a's frame), which links_touch decides or the GPU hands to a warp.
+template <typename Touch>
+LINALG_HD bool robot_state_free_of_itself(const RobotCheckView& v, const double* full, const double* poses,
+                                          const Touch& touch) {
+  // The grids first: a lookup settles most pairs, and a touching one settles the state.
   for (int q = 0; q < v.num_self_pairs; ++q)
     if (self_pair_cell(v.self_tables[q], v.self_table_bits, full) == kSelfPairTouching) return false;
   for (int q = 0; q < v.num_self_pairs; ++q) {
     if (self_pair_cell(v.self_tables[q], v.self_table_bits, full) == kSelfPairApart) continue;
     const int a = v.self_pairs[2 * q], b = v.self_pairs[2 * q + 1];
-    const LinkPose pa = single_precision_pose(poses + 12 * a), pb = single_precision_pose(poses + 12 * b);
+    const LinkPose pa = stored_pose(poses, a), pb = stored_pose(poses, b);
     float ba[3], bb[3];
     place(pa, v.link_bounds[a], ba);
     place(pb, v.link_bounds[b], bb);
-    if (spheres_touch(ba, v.link_bounds[a].r, bb, v.link_bounds[b].r) && links_touch(v, a, b, relative_pose(pa, pb)))
+    if (spheres_touch(ba, v.link_bounds[a].r, bb, v.link_bounds[b].r) && touch(q, a, b, relative_pose(pa, pb)))
       return false;
   }
   return true;
+}
+
+// Whether the group's state is valid: within the bounds, and the robot's spheres touch neither a
+// primitive, nor the point cloud, nor each other on a self pair. full and poses are scratch as above.
+template <typename Value>
+LINALG_HD bool robot_state_valid(const RobotCheckView& v, const Value& value, double* full, double* poses) {
+  return robot_state_free_of_scene(v, value, full, poses) &&
+         robot_state_free_of_itself(v, full, poses, [&v](int, int a, int b, const LinkPose& b_in_a) {
+           return links_touch(v, a, b, b_in_a);
+         });
 }
 
 }  // namespace ompl_cuda::detail

@@ -15,6 +15,7 @@
 #include "linalg_cuda/errors.h"
 #include "ompl_cuda/robot_checkers.h"
 #include "panda_test_support.h"
+#include "robot_check_engine.h"
 #include "test_support.h"
 
 namespace {
@@ -184,6 +185,35 @@ TEST(RobotGpuChecks, SceneEditsReachTheGpu) {
   p.gpu->scene() = ompl_cuda::Scene();
   p.gpu->check_states(values.data(), 1, &valid);
   EXPECT_EQ(valid, 1);
+}
+
+// The self pairs that the states' threads leave open go to warps; where their room is full, the
+// threads decide the rest themselves. Both ways give the CPU's answers (the Panda at 1.5 cm, whose
+// near links leave most pairs open).
+TEST(RobotGpuChecks, OpenSelfPairsDecideAsTheCpuInWarpsAndThreads) {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_PANDA();
+  const fs::path problem_file = test_support::data_dir() / "scenes" / "box_panda.problem.yaml";
+  const ompl_cuda::MotionBenchMakerProblem problem = ompl_cuda::read_motion_bench_maker_problem(problem_file.string());
+  const ompl_cuda::Scene scene = ompl_cuda::Scene::load(problem.scene_file);
+  const ompl_cuda::RobotCollisionModel& robot = panda_test::panda_spheres(0.015);
+  const RobotChecks cpu(robot, scene, problem.group, problem.base, {}, true, Backend::Cpu);
+  const std::size_t n = from_environment("OMPL_CUDA_ROBOT_STATES", 1000000) / 4;
+  const std::vector<double> values = random_states(cpu, n, 21);
+  std::vector<char> expected(n);
+  cpu.check_states(values.data(), n, expected.data());
+  for (const unsigned limit : {0u, 1000u, 1u}) {
+    ompl_cuda::detail::RobotCheckEngine engine(
+        ompl_cuda::detail::RobotCheckData(robot, problem.base, cpu.group().variables, robot.model().default_state(),
+                                          cpu.low(), cpu.high(), true),
+        scene, Backend::Cuda);
+    engine.limit_pending_pairs(limit);
+    std::vector<char> valid(n);
+    engine.check_states(values.data(), n, valid.data());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < n; ++i) differ += valid[i] != expected[i];
+    EXPECT_EQ(differ, 0u) << "room for " << limit << " open pairs";
+  }
 }
 
 TEST(RobotGpuChecks, RefusesRobotsBeyondItsScratch) {

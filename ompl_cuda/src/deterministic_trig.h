@@ -39,6 +39,10 @@ LINALG_HD void deterministic_sincos(double x, double* s, double* c) {
   constexpr double kPio2_2 = 6.07710050650619224932e-11;   // next 33 bits
   constexpr double kPio2_3 = 2.02226624879595063154e-21;   // the rest
   const double k = nearbyint(x * kTwoOverPi);
+  if (!(fabs(k) < 9007199254740992.0)) {  // 2^53 quarter turns, infinite or NaN: no angle left to reduce
+    *s = *c = NAN;
+    return;
+  }
   const double r = ((x - k * kPio2_1) - k * kPio2_2) - k * kPio2_3;
   const double sr = kernel_sin(r), cr = kernel_cos(r);
   const int quadrant = static_cast<int>(static_cast<long long>(k) & 3);

@@ -1,6 +1,7 @@
 // The shared per-configuration math against independent references: libm's sin/cos, Liang-Barsky
 // clipping for segment / rectangle, and a brute-force checker built from those.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -26,6 +27,20 @@ TEST(DeterministicTrig, WithinTwoUlpOfLibm) {
   deterministic_sincos(0.0, &s, &c);
   EXPECT_EQ(s, 0.0);
   EXPECT_EQ(c, 1.0);
+}
+
+// Angles past 2^53 quarter turns, infinities and NaN give NaN (as libm's do for the last two) rather
+// than an integer conversion out of range; an angle of 1e15 rad is still reduced.
+TEST(DeterministicTrig, NoAngleLeftGivesNaN) {
+  for (const double x : {1e300, -1e17, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    double s = 0, c = 0;
+    deterministic_sincos(x, &s, &c);
+    EXPECT_TRUE(std::isnan(s) && std::isnan(c)) << x;
+  }
+  double s, c;
+  deterministic_sincos(1e15, &s, &c);
+  EXPECT_TRUE(std::isfinite(s) && std::isfinite(c));
+  EXPECT_NEAR(s * s + c * c, 1.0, 1e-15);
 }
 
 // Liang-Barsky: does the closed segment meet the closed rectangle?

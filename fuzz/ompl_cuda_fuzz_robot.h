@@ -2,13 +2,32 @@
 // The robot that the SRDF and sphere file harnesses read their inputs against: the Panda's kinematic
 // tree as the shared data's panda.urdf has it (the same link and joint names, origins and limits, the
 // mimic finger), with boxes and cylinders for its meshes, and one continuous joint more, so that the
-// panda.srdf seeds name what it has and every joint type is there.
+// panda.srdf seeds name what it has and every joint type is there. Also the pose check the robot
+// readers' harnesses share.
+#include <cmath>
 #include <string>
 
 #include "fuzz_support.h"
 #include "ompl_cuda/robot_model.h"
 
 namespace fuzz {
+
+// Whether r (row-major) is a rotation: orthonormal rows to 1e-9, determinant positive.
+inline bool is_rotation(const double* r) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const double dot = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
+      if (!(std::fabs(dot - (i == j ? 1.0 : 0.0)) < 1e-9)) return false;
+    }
+  const double det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6]) + r[2] * (r[3] * r[7] - r[4] * r[6]);
+  return det > 0;
+}
+
+// A finding unless the pose is finite and its rotation one.
+inline void check_pose(const ompl_cuda::Transform& t, const std::string& what) {
+  if (!ompl_cuda::is_finite(t)) finding(what + " is not finite");
+  if (!is_rotation(t.rotation)) finding(what + " has no rotation matrix");
+}
 
 inline const char* panda_like_urdf() {
   return R"(<?xml version="1.0"?>

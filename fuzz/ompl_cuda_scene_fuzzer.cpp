@@ -12,26 +12,12 @@
 #include <string>
 
 #include "fuzz_support.h"
+#include "ompl_cuda_fuzz_robot.h"
 #include "ompl_cuda/scene.h"
 
 namespace {
 
 using ompl_cuda::Primitive;
-
-bool is_rotation(const double* r) {
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      const double dot = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
-      if (!(std::fabs(dot - (i == j ? 1.0 : 0.0)) < 1e-9)) return false;
-    }
-  const double det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6]) + r[2] * (r[3] * r[7] - r[4] * r[6]);
-  return det > 0;
-}
-
-void check_pose(const ompl_cuda::Transform& t, const std::string& what) {
-  if (!ompl_cuda::is_finite(t)) fuzz::finding(what + " is not finite");
-  if (!is_rotation(t.rotation)) fuzz::finding(what + " has no rotation matrix");
-}
 
 void check_scene(const ompl_cuda::Scene& scene) {
   std::size_t primitives = 0, triangles = 0;
@@ -47,7 +33,7 @@ void check_scene(const ompl_cuda::Scene& scene) {
       for (int i = 0; i < 3; ++i)
         if (!std::isfinite(p.size[i]) || p.size[i] < 0 || (i >= used && p.size[i] != 0))
           fuzz::finding("object '" + object.id + "' has a primitive of negative, non-finite or stray size");
-      check_pose(p.pose, "object '" + object.id + "' primitive pose");
+      fuzz::check_pose(p.pose, "object '" + object.id + "' primitive pose");
     }
     for (const ompl_cuda::SceneMesh& m : object.meshes) {
       if (m.vertices.size() % 3 != 0 || m.triangles.size() % 3 != 0) fuzz::finding("a mesh whose vertices or triangles are not triples");
@@ -55,7 +41,7 @@ void check_scene(const ompl_cuda::Scene& scene) {
         if (!std::isfinite(v)) fuzz::finding("object '" + object.id + "' has a mesh vertex that is not finite");
       for (const int i : m.triangles)
         if (i < 0 || static_cast<std::size_t>(i) >= m.vertices.size() / 3) fuzz::finding("a triangle of a vertex the mesh has not");
-      check_pose(m.pose, "object '" + object.id + "' mesh pose");
+      fuzz::check_pose(m.pose, "object '" + object.id + "' mesh pose");
       triangles += m.num_triangles();
     }
     primitives += object.primitives.size();
@@ -86,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const ompl_cuda::MotionBenchMakerProblem problem = ompl_cuda::read_motion_bench_maker_problem(path);
     if (problem.group.empty()) fuzz::finding("a problem without a planning group");
-    check_pose(problem.base, "the problem's base");
+    fuzz::check_pose(problem.base, "the problem's base");
   } catch (const linalg_cuda::Error& error) {
     fuzz::checked_message(error, path, lines, data, size);
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
+#include "ompl_cuda_fuzz_robot.h"
 #include "ompl_cuda/robot_model.h"
 
 namespace {
@@ -28,21 +29,6 @@ using ompl_cuda::Transform;
 const fuzz::ScratchDir& scratch() {
   static const fuzz::ScratchDir dir("urdf");
   return dir;
-}
-
-bool is_rotation(const double* r) {
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      const double dot = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
-      if (!(std::fabs(dot - (i == j ? 1.0 : 0.0)) < 1e-9)) return false;
-    }
-  const double det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6]) + r[2] * (r[3] * r[7] - r[4] * r[6]);
-  return det > 0;
-}
-
-void check_transform(const Transform& t, const std::string& what) {
-  if (!ompl_cuda::is_finite(t)) fuzz::finding(what + " is not finite");
-  if (!is_rotation(t.rotation)) fuzz::finding(what + " has no rotation matrix");
 }
 
 void check_poses(const RobotModel& model, const std::vector<double>& state, const char* which) {
@@ -67,7 +53,7 @@ void check_model(const RobotModel& model) {
     if (j >= 0 && (j >= num_joints || joints[j].child_link != l || !(joints[j].parent_link < l)))
       fuzz::finding("link " + std::to_string(l) + " comes before its parent or its joint does not move it");
     for (const ompl_cuda::CollisionShape& s : link.collision) {
-      check_transform(s.origin, "a collision origin");
+      fuzz::check_pose(s.origin, "a collision origin");
       for (const double v : s.size)
         if (!std::isfinite(v) || v < 0) fuzz::finding("a collision shape of negative or non-finite size");
       if (s.kind == ompl_cuda::CollisionShape::Kind::Mesh) {
@@ -85,7 +71,7 @@ void check_model(const RobotModel& model) {
     if (model.joint_index(j.name) != k) fuzz::finding("joint '" + j.name + "' is not found by its name");
     if (j.parent_link < 0 || j.child_link <= j.parent_link || j.child_link >= num_links || links[j.child_link].parent_joint != k)
       fuzz::finding("joint '" + j.name + "' does not join a parent to a later child");
-    check_transform(j.origin, "joint '" + j.name + "' origin");
+    fuzz::check_pose(j.origin, "joint '" + j.name + "' origin");
     if (j.type == JointType::Fixed) {
       if (j.variable >= 0 || j.mimic_of >= 0) fuzz::finding("a fixed joint with a value");
       continue;

@@ -33,7 +33,7 @@ done
 # pack it and its CUPTI by hand.
 cp "$build/bench/libkernel_timeline.so" .device/bench/
 cp -L "$(ldd "$build/bench/libkernel_timeline.so" | awk '/libcupti/ {print $3}')" .device/lib/
-cp scripts/gpu_run.sh .device/gpu_run.sh
+cp scripts/gpu_run.sh scripts/gpu_sanitize.sh .device/
 tar -cf - -C .device tests bench examples lib | xz -T0 -6 >.device/binaries.tar.xz
 rm -rf .device/tests .device/bench .device/examples .device/lib
 printf '%s\n' '# Unpacks the programs and libraries that scripts/gpu_pack.sh packed (once per machine).' \

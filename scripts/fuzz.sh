@@ -30,6 +30,7 @@ flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
        -Ifuzz -Ilinalg_cuda/include -Ilinalg_cuda/internal/include -I/usr/include/eigen3)
 # FUZZ_HARNESSES="name ..." builds and runs only those.
 all_harnesses="linalg_cuda_matrix_market_fuzzer gridmap_cuda_carmen_log_fuzzer ceres_cuda_bal_problem_fuzzer"
+all_harnesses+=" ceres_cuda_colmap_model_fuzzer"
 all_harnesses+=" ompl_cuda_point_cloud_fuzzer ompl_cuda_urdf_fuzzer ompl_cuda_srdf_fuzzer ompl_cuda_scene_fuzzer"
 all_harnesses+=" ompl_cuda_sphere_file_fuzzer"
 all_harnesses+=" ceres_cuda_solve_fuzzer"
@@ -37,9 +38,10 @@ read -r -a harnesses <<< "${FUZZ_HARNESSES:-$all_harnesses}"
 # Longest input per harness: room for a few hundred Matrix Market entries or BAL observations, for a
 # few CARMEN lines of 361 readings (about 2.5 KB each), for a problem of 40 residual blocks with
 # every value a raw double (a few KB), for the Panda's URDF and SRDF without comments and visuals
-# (6 KB, 5 KB) and MotionBenchMaker's largest scene (5 KB).
+# (6 KB, 5 KB), MotionBenchMaker's largest scene (5 KB) and a COLMAP model of a few images and points.
 declare -A max_len=([linalg_cuda_matrix_market_fuzzer]=8192 [gridmap_cuda_carmen_log_fuzzer]=16384
-                    [ceres_cuda_bal_problem_fuzzer]=8192 [ceres_cuda_solve_fuzzer]=4096
+                    [ceres_cuda_bal_problem_fuzzer]=8192 [ceres_cuda_colmap_model_fuzzer]=4096
+                    [ceres_cuda_solve_fuzzer]=4096
                     [ompl_cuda_point_cloud_fuzzer]=4096 [ompl_cuda_urdf_fuzzer]=8192 [ompl_cuda_srdf_fuzzer]=8192
                     [ompl_cuda_scene_fuzzer]=8192 [ompl_cuda_sphere_file_fuzzer]=4096)
 declare -A harness_seconds=([ceres_cuda_solve_fuzzer]=${FUZZ_SOLVE_SECONDS:-$seconds})
@@ -57,6 +59,8 @@ build_harness gridmap_cuda_carmen_log_fuzzer -Igridmap_cuda/include gridmap_cuda
 # function: linking libceres and that one source keeps the reader's file as it is.
 build_harness ceres_cuda_bal_problem_fuzzer -Iceres_cuda/include ceres_cuda/src/bal_problem.cpp \
   ceres_cuda/src/snavely_reprojection_error.cpp -lceres -lglog -lbz2
+build_harness ceres_cuda_colmap_model_fuzzer -Iceres_cuda/include ceres_cuda/src/colmap_model.cpp \
+  ceres_cuda/src/colmap_model_text.cpp ceres_cuda/src/colmap_model_binary.cpp
 build_harness ompl_cuda_point_cloud_fuzzer -Iompl_cuda/include ompl_cuda/src/point_cloud.cpp
 # The robot description readers: the URDF and SRDF through urdfdom (which parses with TinyXML) and
 # tinyxml2; the sphere file reader reads against a robot read from a URDF.
@@ -99,7 +103,7 @@ wait_for_solve_build() {
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"/{linalg_cuda_matrix_market_fuzzer,gridmap_cuda_carmen_log_fuzzer,ceres_cuda_bal_problem_fuzzer}
-mkdir -p "$seeds"/ceres_cuda_solve_fuzzer "$seeds"/ompl_cuda_point_cloud_fuzzer
+mkdir -p "$seeds"/ceres_cuda_solve_fuzzer "$seeds"/ceres_cuda_colmap_model_fuzzer "$seeds"/ompl_cuda_point_cloud_fuzzer
 mkdir -p "$seeds"/{ompl_cuda_urdf_fuzzer,ompl_cuda_srdf_fuzzer,ompl_cuda_scene_fuzzer,ompl_cuda_sphere_file_fuzzer}
 if [[ -d $data ]]; then
   for f in "$data"/matrices/*.mtx; do

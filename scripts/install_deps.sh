@@ -13,9 +13,10 @@ set -euo pipefail
 # yaml-cpp (MoveIt scenes); its tests check the forward kinematics against KDL's, built from the URDF
 # by kdl_parser, and run plan_robot's page with Node.js. FCL (libfcl-dev), MoveIt's collision library,
 # is the anchor the robot checks are tested and benchmarked against (bench/fcl_robot_checker.h).
+# ceres_cuda's COLMAP model tests check what it writes and reads with COLMAP's own model_converter.
 packages=(cmake ninja-build g++ pkg-config libeigen3-dev libceres-dev libompl-dev libgtest-dev libgmock-dev
           liburdfdom-dev libtinyxml2-dev libassimp-dev libyaml-cpp-dev liborocos-kdl-dev libkdl-parser-dev nodejs
-          libfcl-dev
+          libfcl-dev colmap
           zlib1g-dev libbz2-dev libpng-dev file
           libboost-serialization-dev libboost-filesystem-dev libboost-system-dev
           clang libclang-rt-14-dev llvm bzip2 libomp-14-dev make python3)

@@ -50,10 +50,15 @@ class ParseError : public Error {
  public:
   ParseError(const std::string& file, long line, const std::string& message)
       : Error(file + ":" + std::to_string(line) + ": " + message), file_(file), line_(line) {}
+  // A binary file's: what() = "file: byte N: what was expected"; line() is -1.
+  static ParseError at_byte(const std::string& file, unsigned long long byte, const std::string& message) {
+    return ParseError(file + ": byte " + std::to_string(byte) + ": " + message, file);
+  }
   const std::string& file() const { return file_; }
   long line() const { return line_; }
 
  private:
+  ParseError(const std::string& what, const std::string& file) : Error(what), file_(file), line_(-1) {}
   std::string file_;
   long line_;
 };

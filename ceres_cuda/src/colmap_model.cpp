@@ -1,0 +1,178 @@
+// ColmapModel's camera models, its validation, and the choice between its two forms (the readers and
+// writers are in colmap_model_text.cpp and colmap_model_binary.cpp).
+#include "ceres_cuda/colmap_model.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "colmap_model_io.h"
+#include "linalg_cuda/errors.h"
+
+namespace ceres_cuda {
+namespace {
+
+struct ModelInfo {
+  ColmapCameraModel model;
+  const char* name;
+  int num_params;
+};
+
+// COLMAP's names and parameter counts (src/base/camera_models.h), in the order of their ids.
+constexpr ModelInfo kModels[] = {
+    {ColmapCameraModel::SimplePinhole, "SIMPLE_PINHOLE", 3},
+    {ColmapCameraModel::Pinhole, "PINHOLE", 4},
+    {ColmapCameraModel::SimpleRadial, "SIMPLE_RADIAL", 4},
+    {ColmapCameraModel::Radial, "RADIAL", 5},
+    {ColmapCameraModel::OpenCV, "OPENCV", 8},
+    {ColmapCameraModel::OpenCVFisheye, "OPENCV_FISHEYE", 8},
+    {ColmapCameraModel::FullOpenCV, "FULL_OPENCV", 12},
+    {ColmapCameraModel::Fov, "FOV", 5},
+    {ColmapCameraModel::SimpleRadialFisheye, "SIMPLE_RADIAL_FISHEYE", 4},
+    {ColmapCameraModel::RadialFisheye, "RADIAL_FISHEYE", 5},
+    {ColmapCameraModel::ThinPrismFisheye, "THIN_PRISM_FISHEYE", 12},
+};
+
+const ModelInfo& info(ColmapCameraModel model) {
+  const int id = static_cast<int>(model);
+  if (id < 0 || id >= static_cast<int>(std::size(kModels)))
+    throw linalg_cuda::InvalidArgument("ColmapCameraModel: no model has id " + std::to_string(id));
+  return kModels[id];
+}
+
+std::string point_name(std::uint64_t id) { return "3-D point " + std::to_string(id); }
+
+}  // namespace
+
+const char* colmap_camera_model_name(ColmapCameraModel model) { return info(model).name; }
+int colmap_camera_model_num_params(ColmapCameraModel model) { return info(model).num_params; }
+
+bool colmap_camera_model_from_name(const std::string& name, ColmapCameraModel* model) {
+  for (const ModelInfo& m : kModels)
+    if (name == m.name) {
+      *model = m.model;
+      return true;
+    }
+  return false;
+}
+
+bool colmap_camera_model_from_id(int id, ColmapCameraModel* model) {
+  if (id < 0 || id >= static_cast<int>(std::size(kModels))) return false;
+  *model = kModels[id].model;
+  return true;
+}
+
+namespace detail {
+
+bool normalize_qvec(std::array<double, 4>* qvec) {
+  const double squared =
+      (*qvec)[0] * (*qvec)[0] + (*qvec)[1] * (*qvec)[1] + (*qvec)[2] * (*qvec)[2] + (*qvec)[3] * (*qvec)[3];
+  if (!std::isfinite(squared) || squared < 1e-300) return false;
+  // A quaternion unit to rounding stays as it is, so that a model written and read again is the same.
+  if (std::fabs(squared - 1.0) <= 32 * std::numeric_limits<double>::epsilon()) return true;
+  const double norm = std::sqrt(squared);
+  for (double& q : *qvec) q /= norm;
+  return true;
+}
+
+ColmapOutputFile::ColmapOutputFile(const std::string& path, const char* mode)
+    : path_(path), file_(std::fopen(path.c_str(), mode), &std::fclose) {
+  if (!file_) throw linalg_cuda::Error(path + ": cannot write: " + std::strerror(errno));
+}
+
+void ColmapOutputFile::close() {
+  const bool failed = std::ferror(file_.get()) != 0;
+  if (std::fclose(file_.release()) != 0 || failed) throw linalg_cuda::Error(path_ + ": writing failed: " + std::strerror(errno));
+}
+
+std::optional<ColmapProblem> first_colmap_problem(const ColmapModel& model) {
+  using Record = ColmapProblem::Record;
+  for (const auto& [id, camera] : model.cameras) {
+    ColmapCameraModel known;
+    if (!colmap_camera_model_from_id(static_cast<int>(camera.model), &known))
+      return ColmapProblem{Record::Camera, id, "camera " + std::to_string(id) + " has an unknown model"};
+    const int expected = colmap_camera_model_num_params(camera.model);
+    if (static_cast<int>(camera.params.size()) != expected)
+      return ColmapProblem{Record::Camera, id,
+                           "camera " + std::to_string(id) + " (" + colmap_camera_model_name(camera.model) + ") has " +
+                               std::to_string(camera.params.size()) + " parameters, its model " +
+                               std::to_string(expected)};
+  }
+  // Each image point that observes a 3-D point must be listed once by that point's track, and each
+  // track element must name such an image point: flags per image point, not a search of the track.
+  std::map<std::uint32_t, std::vector<char>> listed;
+  for (const auto& [id, image] : model.images) {
+    if (model.cameras.count(image.camera_id) == 0)
+      return ColmapProblem{Record::Image, id,
+                           "image " + std::to_string(id) + " names camera " + std::to_string(image.camera_id) +
+                               ", which the model does not have"};
+    for (std::size_t k = 0; k < image.points2D.size(); ++k) {
+      const std::uint64_t p = image.points2D[k].point3D_id;
+      if (p != kColmapNoPoint3D && model.points3D.count(p) == 0)
+        return ColmapProblem{Record::Image, id,
+                             "image " + std::to_string(id) + "'s point " + std::to_string(k) + " observes " +
+                                 point_name(p) + ", which the model does not have"};
+    }
+    listed[id].assign(image.points2D.size(), 0);
+  }
+  for (const auto& [id, point] : model.points3D) {
+    for (const ColmapTrackElement& e : point.track) {
+      const auto image = model.images.find(e.image_id);
+      const std::string where = point_name(id) + "'s track names image " + std::to_string(e.image_id);
+      if (image == model.images.end())
+        return ColmapProblem{Record::Point3D, id, where + ", which the model does not have"};
+      const std::string element = where + "'s point " + std::to_string(e.point2D_idx);
+      if (e.point2D_idx >= image->second.points2D.size())
+        return ColmapProblem{Record::Point3D, id,
+                             element + ", which is not there (the image has " +
+                                 std::to_string(image->second.points2D.size()) + ")"};
+      if (image->second.points2D[e.point2D_idx].point3D_id != id)
+        return ColmapProblem{Record::Point3D, id, element + ", which does not observe it"};
+      char& flag = listed[e.image_id][e.point2D_idx];
+      if (flag) return ColmapProblem{Record::Point3D, id, element + " twice"};
+      flag = 1;
+    }
+  }
+  for (const auto& [id, image] : model.images)
+    for (std::size_t k = 0; k < image.points2D.size(); ++k)
+      if (image.points2D[k].point3D_id != kColmapNoPoint3D && !listed[id][k])
+        return ColmapProblem{Record::Image, id,
+                             "image " + std::to_string(id) + "'s point " + std::to_string(k) + " observes " +
+                                 point_name(image.points2D[k].point3D_id) + ", whose track does not list it"};
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+void ColmapModel::validate() const {
+  if (const auto problem = detail::first_colmap_problem(*this)) throw linalg_cuda::InvalidArgument(problem->message);
+}
+
+std::size_t ColmapModel::num_observations() const {
+  std::size_t n = 0;
+  for (const auto& [id, image] : images)
+    for (const ColmapImagePoint& p : image.points2D) n += p.point3D_id != kColmapNoPoint3D;
+  return n;
+}
+
+ColmapModel ColmapModel::read(const std::string& folder) {
+  struct stat info {};
+  if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    throw linalg_cuda::Error(folder + ": not a folder (a COLMAP model is a folder of cameras, images and points3D files)");
+  auto all_there = [&](const char* extension) {
+    for (const char* name : {"cameras", "images", "points3D"})
+      if (stat((folder + "/" + name + extension).c_str(), &info) != 0) return false;
+    return true;
+  };
+  if (all_there(".bin")) return read_binary(folder);
+  if (all_there(".txt")) return read_text(folder);
+  throw linalg_cuda::Error(folder + ": holds no COLMAP model (cameras, images and points3D, all .bin or all .txt)");
+}
+
+}  // namespace ceres_cuda

@@ -2,6 +2,8 @@
 // own files hold, and the errors on bad models (what, which file, which line or byte).
 #include <gtest/gtest.h>
 
+#include <ceres/cost_function.h>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -11,11 +13,15 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ba_test_support.h"
+#include "ceres_cuda/bal_problem.h"
 #include "ceres_cuda/colmap_model.h"
+#include "ceres_cuda/snavely_reprojection_error.h"
 #include "linalg_cuda/errors.h"
 
 namespace {
@@ -367,6 +373,73 @@ TEST(ColmapModel, WritersRefuseNamesTheirFormCannotHold) {
   m.write_binary(dir);  // the binary form holds blanks
   EXPECT_EQ(ColmapModel::read(dir).images.begin()->second.name, "two words.jpg");
   EXPECT_THROW(ColmapModel().write_text("/nonexistent/folder"), linalg_cuda::Error);
+}
+
+// COLMAP's RADIAL camera: X_cam = R(qvec) X + t, (u, v) = f (1 + k1 r^2 + k2 r^4) (x, y) + (cx, cy)
+// with (x, y) = X_cam.xy / X_cam.z, as COLMAP's RadialCameraModel and its pose convention define it.
+std::array<double, 2> colmap_radial_projection(const ColmapImage& image, const ColmapCamera& camera,
+                                               const std::array<double, 3>& x) {
+  const double w = image.qvec[0], a = image.qvec[1], b = image.qvec[2], c = image.qvec[3];
+  const double r[9] = {1 - 2 * (b * b + c * c), 2 * (a * b - w * c),     2 * (a * c + w * b),
+                       2 * (a * b + w * c),     1 - 2 * (a * a + c * c), 2 * (b * c - w * a),
+                       2 * (a * c - w * b),     2 * (b * c + w * a),     1 - 2 * (a * a + b * b)};
+  double p[3];
+  for (int i = 0; i < 3; ++i) p[i] = r[3 * i] * x[0] + r[3 * i + 1] * x[1] + r[3 * i + 2] * x[2] + image.tvec[i];
+  const double u = p[0] / p[2], v = p[1] / p[2], r2 = u * u + v * v;
+  const double radial = 1 + camera.params[3] * r2 + camera.params[4] * r2 * r2;
+  return {camera.params[0] * radial * u + camera.params[1], camera.params[0] * radial * v + camera.params[2]};
+}
+
+// Every observation's COLMAP reprojection error is BAL's (y negated), and the point's error the mean.
+void expect_colmap_reprojects_as_bal(const ceres_cuda::BALProblem& bal) {
+  const ColmapModel model = ceres_cuda::colmap_model_from_bal(bal);
+  model.validate();
+  ASSERT_EQ(model.images.size(), static_cast<std::size_t>(bal.num_cameras()));
+  ASSERT_EQ(model.points3D.size(), static_cast<std::size_t>(bal.num_points()));
+  ASSERT_EQ(model.num_observations(), static_cast<std::size_t>(bal.num_observations()));
+  std::vector<std::size_t> next(bal.num_cameras(), 0);
+  double worst = 0;
+  for (int k = 0; k < bal.num_observations(); ++k) {
+    const int i = bal.camera_index()[k], j = bal.point_index()[k];
+    const ColmapImage& image = model.images.at(i + 1);
+    const ceres_cuda::ColmapImagePoint& seen = image.points2D.at(next[i]++);
+    ASSERT_EQ(seen.point3D_id, static_cast<std::uint64_t>(j) + 1);
+    const ColmapCamera& camera = model.cameras.at(image.camera_id);
+    ASSERT_EQ(camera.model, ColmapCameraModel::Radial);
+    const auto uv = colmap_radial_projection(image, camera, model.points3D.at(j + 1).xyz);
+    // BAL's residual through the library's cost function.
+    double residual[2];
+    const double* c = bal.cameras().data() + 9 * i;
+    const double* x = bal.points().data() + 3 * j;
+    std::unique_ptr<ceres::CostFunction> cost(ceres_cuda::SnavelyReprojectionError::Create(
+        bal.observations()[2 * k], bal.observations()[2 * k + 1]));
+    const double* parameters[2] = {c, x};
+    ASSERT_TRUE(cost->Evaluate(parameters, residual, nullptr));
+    const double scale = 1 + std::fabs(uv[0]) + std::fabs(uv[1]);
+    worst = std::max(worst, std::fabs((uv[0] - seen.x) - residual[0]) / scale);
+    worst = std::max(worst, std::fabs((uv[1] - seen.y) + residual[1]) / scale);
+    EXPECT_GE(seen.x, 0);
+    EXPECT_GE(seen.y, 0);
+    EXPECT_LE(seen.x, camera.width);
+    EXPECT_LE(seen.y, camera.height);
+  }
+  EXPECT_LT(worst, 1e-12);
+}
+
+TEST(ColmapModel, FromBalReprojectsAsBal) {
+  ceres_cuda::SyntheticBalOptions options;
+  options.num_cameras = 12;
+  options.num_points = 400;
+  expect_colmap_reprojects_as_bal(ceres_cuda::make_synthetic_bal(options));
+  const std::string path = ba_test::bal_path("problem-49-7776-pre.txt");
+  if (!fs::exists(path)) GTEST_SKIP() << path << " not found (set CUDA_SOLVERS_DATA)";
+  const ceres_cuda::BALProblem bal = ceres_cuda::BALProblem::read(path);
+  expect_colmap_reprojects_as_bal(bal);
+  // Written and read back in both forms, the same model.
+  const ColmapModel model = ceres_cuda::colmap_model_from_bal(bal);
+  const std::string dir = folder("from_bal");
+  model.write_binary(dir);
+  expect_equal(model, ColmapModel::read_binary(dir));
 }
 
 }  // namespace

@@ -102,4 +102,15 @@ class ColmapModel {
   std::size_t num_observations() const;
 };
 
+class BALProblem;
+
+// The COLMAP model of a BAL problem, for COLMAP's tools and colmap_ba: BAL camera i becomes camera and
+// image i + 1 (RADIAL: f, cx, cy, k1, k2), point j becomes 3-D point j + 1, each observation an image
+// point. BAL's cameras look down -z with y up and pixels from the principal point; COLMAP's look down
+// +z with y down and pixels from the image's corner. So each pose turns half a turn about its camera's
+// x axis, and an observation (x, y) becomes (cx + x, cy - y), with (cx, cy) the centre of an image
+// that holds every observation of the problem. Each COLMAP reprojection error is then BAL's, its y
+// negated, to rounding; each point's error is the mean length of its observations' errors.
+ColmapModel colmap_model_from_bal(const BALProblem& bal);
+
 }  // namespace ceres_cuda

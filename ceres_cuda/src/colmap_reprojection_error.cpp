@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "colmap_camera_projection.h"
+#include "device_cost_models.h"
 #include "linalg_cuda/errors.h"
 
 namespace ceres_cuda {
@@ -25,14 +25,18 @@ ColmapReprojectionError::ColmapReprojectionError(ColmapCameraModel model, double
 }
 
 bool ColmapReprojectionError::Evaluate(double const* const* parameters, double* residuals, double** jacobians) const {
-  double* none[4] = {nullptr, nullptr, nullptr, nullptr};
-  double* const* j = jacobians != nullptr ? jacobians : none;
-  double jq[8];
-  // colmap_reprojection_residual computes the other blocks' Jacobians where jq is given.
-  const bool any = j[0] != nullptr || j[1] != nullptr || j[2] != nullptr || j[3] != nullptr;
-  return detail::colmap_reprojection_residual(static_cast<int>(model_), parameters[0], parameters[1], parameters[2],
-                                              parameters[3], observed_x_, observed_y_, residuals,
-                                              any ? (j[0] != nullptr ? j[0] : jq) : nullptr, j[1], j[2], j[3]);
+  const double observation[2] = {observed_x_, observed_y_};
+  switch (model_) {
+    case ColmapCameraModel::SimplePinhole:
+      return detail::ColmapSimplePinholeModel::evaluate(parameters, observation, residuals, jacobians);
+    case ColmapCameraModel::Pinhole:
+      return detail::ColmapPinholeModel::evaluate(parameters, observation, residuals, jacobians);
+    case ColmapCameraModel::SimpleRadial:
+      return detail::ColmapSimpleRadialModel::evaluate(parameters, observation, residuals, jacobians);
+    case ColmapCameraModel::Radial:
+      return detail::ColmapRadialModel::evaluate(parameters, observation, residuals, jacobians);
+    default: return detail::ColmapOpenCVModel::evaluate(parameters, observation, residuals, jacobians);
+  }
 }
 
 }  // namespace ceres_cuda

@@ -79,10 +79,7 @@ void DeviceFamilies::start(const EvaluationPoint& at, double* f, double* jacobia
     args.jacobian = jacobian;
     args.cost = cost_.data();
     args.failed = failed;
-    if (family.model == CostModel::Snavely)
-      launch_family<SnavelyModel>(args, stream_);
-    else
-      launch_family<QuaternionSnavelyModel>(args, stream_);
+    with_cost_model(family.model, [&](auto model) { launch_family<decltype(model)>(args, stream_); });
   }
   double* sum = scalars_.as<double>() + 2;
   sum_kernel<<<std::min<unsigned>(kMaxReduceBlocks, blocks_for(residuals_)), kReduceThreads, 0, stream_>>>(

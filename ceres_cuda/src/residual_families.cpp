@@ -2,6 +2,7 @@
 
 #include <typeinfo>
 
+#include "ceres_cuda/colmap_reprojection_error.h"
 #include "ceres_cuda/quaternion_snavely_reprojection_error.h"
 #include "ceres_cuda/snavely_reprojection_error.h"
 #include "schur_structure.h"
@@ -20,6 +21,16 @@ const T* exactly(const ceres::CostFunction* cost) {
 CostModel cost_model_of(const ceres::CostFunction* cost) {
   if (exactly<SnavelyReprojectionError>(cost)) return CostModel::Snavely;
   if (exactly<QuaternionSnavelyReprojectionError>(cost)) return CostModel::QuaternionSnavely;
+  if (const auto* c = exactly<ColmapReprojectionError>(cost)) {
+    switch (c->model()) {
+      case ColmapCameraModel::SimplePinhole: return CostModel::ColmapSimplePinhole;
+      case ColmapCameraModel::Pinhole: return CostModel::ColmapPinhole;
+      case ColmapCameraModel::SimpleRadial: return CostModel::ColmapSimpleRadial;
+      case ColmapCameraModel::Radial: return CostModel::ColmapRadial;
+      case ColmapCameraModel::OpenCV: return CostModel::ColmapOpenCV;
+      default: break;
+    }
+  }
   return CostModel::Host;
 }
 
@@ -33,6 +44,16 @@ void observation_of(CostModel model, const ceres::CostFunction* cost, double* ou
     }
     case CostModel::QuaternionSnavely: {
       const auto* c = static_cast<const QuaternionSnavelyReprojectionError*>(cost);
+      out[0] = c->observed_x();
+      out[1] = c->observed_y();
+      return;
+    }
+    case CostModel::ColmapSimplePinhole:
+    case CostModel::ColmapPinhole:
+    case CostModel::ColmapSimpleRadial:
+    case CostModel::ColmapRadial:
+    case CostModel::ColmapOpenCV: {
+      const auto* c = static_cast<const ColmapReprojectionError*>(cost);
       out[0] = c->observed_x();
       out[1] = c->observed_y();
       return;

@@ -4,12 +4,17 @@
 // the CPU reference against the BAL-shaped CPU engine where both take a problem.
 #include <gtest/gtest.h>
 
+#include <ceres/manifold.h>
+
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "ba_engine.h"
 #include "ba_layout.h"
+#include "ceres_cuda/colmap_reprojection_error.h"
+#include "ceres_cuda/solve.h"
 #include "general_problems.h"
 #include "schur_structure.h"
 
@@ -190,6 +195,96 @@ TEST(GeneralGpuEngine, EvaluatesSnavelyReprojectionErrorOnTheDevice) {
   EXPECT_EQ(s.families[0].loss.kind, LossKind::Huber);
   compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI);
   compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI);
+}
+
+// A COLMAP model of a BAL scene with its cameras in turn SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL
+// and OPENCV (the RADIAL parameters carried over, the others zero), as a problem of
+// ColmapReprojectionError residuals: qvec on QuaternionManifold, a loss shared by all.
+struct ColmapProblem {
+  ceres_cuda::ColmapModel model;
+  std::unique_ptr<ceres::LossFunction> loss;
+  std::unique_ptr<ceres::Problem> problem;
+};
+
+std::unique_ptr<ColmapProblem> colmap_problem(const ceres_cuda::BALProblem& bal, ceres::LossFunction* loss) {
+  using M = ceres_cuda::ColmapCameraModel;
+  auto p = std::make_unique<ColmapProblem>();
+  p->model = ceres_cuda::colmap_model_from_bal(bal);
+  int k = 0;
+  for (auto& [id, camera] : p->model.cameras) {
+    const std::vector<double> r = camera.params;  // f, cx, cy, k1, k2
+    const M models[5] = {M::SimplePinhole, M::Pinhole, M::SimpleRadial, M::Radial, M::OpenCV};
+    camera.model = models[k++ % 5];
+    switch (camera.model) {
+      case M::SimplePinhole: camera.params = {r[0], r[1], r[2]}; break;
+      case M::Pinhole: camera.params = {r[0], r[0], r[1], r[2]}; break;
+      case M::SimpleRadial: camera.params = {r[0], r[1], r[2], r[3]}; break;
+      case M::Radial: break;
+      default: camera.params = {r[0], r[0], r[1], r[2], r[3], r[4], 1e-4, -1e-4}; break;
+    }
+  }
+  p->loss.reset(loss);
+  ceres::Problem::Options options;
+  options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  options.manifold_ownership = ceres::TAKE_OWNERSHIP;
+  p->problem = std::make_unique<ceres::Problem>(options);
+  for (auto& [id, image] : p->model.images) {
+    ceres_cuda::ColmapCamera& camera = p->model.cameras.at(image.camera_id);
+    for (const ceres_cuda::ColmapImagePoint& seen : image.points2D) {
+      if (seen.point3D_id == ceres_cuda::kColmapNoPoint3D) continue;
+      p->problem->AddResidualBlock(ceres_cuda::ColmapReprojectionError::Create(camera.model, seen.x, seen.y),
+                                   p->loss.get(), image.qvec.data(), image.tvec.data(), camera.params.data(),
+                                   p->model.points3D.at(seen.point3D_id).xyz.data());
+    }
+    p->problem->SetManifold(image.qvec.data(), new ceres::QuaternionManifold);
+  }
+  return p;
+}
+
+// ceres_cuda::Solve and ceres::Solve from copies of a COLMAP problem: the same LM iterations.
+void expect_colmap_solve_matches_ceres(ceres_cuda::Backend backend) {
+  const ceres_cuda::BALProblem bal = general_test::random_scene(10, 300, 17);
+  auto ours = colmap_problem(bal, new ceres::CauchyLoss(2.0)), theirs = colmap_problem(bal, new ceres::CauchyLoss(2.0));
+  for (auto* p : {ours.get(), theirs.get()})
+    p->problem->SetParameterBlockConstant(p->model.images.begin()->second.tvec.data());
+  ceres::Solver::Options options = ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI);
+  options.max_num_iterations = 8;
+  ceres::Solver::Summary reference, summary;
+  ceres::Solve(options, theirs->problem.get(), &reference);
+  ceres_cuda::SolveDetails details;
+  ceres_cuda::Solve(options, ours->problem.get(), &summary, backend, &details);
+  EXPECT_EQ(details.path, backend == ceres_cuda::Backend::Cuda ? ceres_cuda::SolveDetails::Path::GenericGpu
+                                                               : ceres_cuda::SolveDetails::Path::Cpu)
+      << details.fallback_reason;
+  general_test::Match m;
+  m.pcg_slack = 1;
+  general_test::expect_same_solve(reference, summary, m);
+}
+
+// ColmapReprojectionError's five camera models are five device families; the GPU engine evaluates
+// them as the CPU engine does (one image constant, a Cauchy loss), and a whole solve follows Ceres'.
+TEST(GeneralGpuEngine, EvaluatesColmapReprojectionErrorOnTheDevice) {
+  const ceres_cuda::BALProblem bal = general_test::random_scene(10, 300, 17);
+  auto p = colmap_problem(bal, new ceres::CauchyLoss(2.0));
+  p->problem->SetParameterBlockConstant(p->model.images.begin()->second.tvec.data());
+  const ceres::Solver::Options options = ba_test::ba_options(ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI);
+  SchurStructure s;
+  ASSERT_EQ(analyze_schur_structure(options, p->problem.get(), &s), "");
+  std::vector<CostModel> models;
+  for (const ResidualFamily& family : s.families) models.push_back(family.model);
+  std::sort(models.begin(), models.end());
+  EXPECT_EQ(models, (std::vector<CostModel>{CostModel::ColmapSimplePinhole, CostModel::ColmapPinhole,
+                                            CostModel::ColmapSimpleRadial, CostModel::ColmapRadial,
+                                            CostModel::ColmapOpenCV}));
+  for (const ResidualFamily& family : s.families) EXPECT_EQ(family.loss.kind, LossKind::Cauchy);
+  REQUIRE_CUDA_DEVICE();
+  compare_engines(s, ceres::ITERATIVE_SCHUR, ceres::SCHUR_JACOBI);
+  compare_engines(s, ceres::DENSE_SCHUR, ceres::JACOBI);
+  expect_colmap_solve_matches_ceres(ceres_cuda::Backend::Cuda);
+}
+
+TEST(GeneralCpuEngine, SolvesColmapReprojectionErrorsAsCeres) {
+  expect_colmap_solve_matches_ceres(ceres_cuda::Backend::Cpu);
 }
 
 // On a BAL problem both CPU engines apply: the same cost, gradient, LM step and candidate.

@@ -9,8 +9,10 @@
 //   point3D: the point (3);
 // residual = WorldToImage(params, P.x / P.z, P.y / P.z) - observation, P = R(qvec) point3D + tvec
 // (ceres::UnitQuaternionRotatePoint), for the SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL and
-// OPENCV models. An ordinary Ceres cost function: ceres::Solve and ceres_cuda::Solve evaluate it on
-// CPU threads.
+// OPENCV models. An ordinary Ceres cost function (ceres::Solve evaluates it on CPU threads);
+// ceres_cuda::Solve's general path evaluates its residual blocks on the GPU, cameras of the five
+// models mixed in one problem, whatever the blocks' manifolds, when their loss is null or Huber,
+// Cauchy or SoftL1 (with any other loss, on CPU threads like any cost function).
 #include <ceres/cost_function.h>
 
 #include "ceres_cuda/colmap_model.h"

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,9 +45,14 @@ class Lines {
     }
     ++number_;
     if (line->find('\0') != std::string::npos) fail("the line holds a NUL byte; expected text");
+    // Trimmed in place: a model's text has millions of lines.
     const std::size_t first = line->find_first_not_of(" \t\r");
-    const std::size_t last = line->find_last_not_of(" \t\r");
-    *line = first == std::string::npos ? std::string() : line->substr(first, last - first + 1);
+    if (first == std::string::npos) {
+      line->clear();
+      return true;
+    }
+    line->erase(line->find_last_not_of(" \t\r") + 1);
+    line->erase(0, first);
     return true;
   }
 
@@ -206,7 +210,8 @@ ColmapModel ColmapModel::read_text(const std::string& folder) try {
 void ColmapModel::write_text(const std::string& folder) const {
   for (const auto& [id, image] : images)
     if (image.name.empty() || image.name.find_first_of(std::string(" \t\r\n\0", 5)) != std::string::npos)
-      throw linalg_cuda::InvalidArgument("ColmapModel::write_text: image " + std::to_string(id) + "'s name is empty or holds blanks or a NUL, which the text form cannot hold");
+      throw linalg_cuda::InvalidArgument("ColmapModel::write_text: image " + std::to_string(id) +
+                                         "'s name is empty or holds blanks or a NUL, which the text form cannot hold");
   detail::ColmapOutputFile cameras_file(folder + "/cameras.txt", "w");
   std::FILE* out = cameras_file.get();
   std::fprintf(out, "# Camera list with one line of data per camera:\n#   CAMERA_ID, MODEL, WIDTH, HEIGHT, PARAMS[]\n");

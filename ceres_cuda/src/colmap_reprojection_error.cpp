@@ -26,17 +26,7 @@ ColmapReprojectionError::ColmapReprojectionError(ColmapCameraModel model, double
 
 bool ColmapReprojectionError::Evaluate(double const* const* parameters, double* residuals, double** jacobians) const {
   const double observation[2] = {observed_x_, observed_y_};
-  switch (model_) {
-    case ColmapCameraModel::SimplePinhole:
-      return detail::ColmapSimplePinholeModel::evaluate(parameters, observation, residuals, jacobians);
-    case ColmapCameraModel::Pinhole:
-      return detail::ColmapPinholeModel::evaluate(parameters, observation, residuals, jacobians);
-    case ColmapCameraModel::SimpleRadial:
-      return detail::ColmapSimpleRadialModel::evaluate(parameters, observation, residuals, jacobians);
-    case ColmapCameraModel::Radial:
-      return detail::ColmapRadialModel::evaluate(parameters, observation, residuals, jacobians);
-    default: return detail::ColmapOpenCVModel::evaluate(parameters, observation, residuals, jacobians);
-  }
+  return detail::colmap_evaluate(static_cast<int>(model_), parameters, observation, residuals, jacobians);
 }
 
 }  // namespace ceres_cuda

@@ -59,7 +59,19 @@ struct QuaternionSnavelyModel {
   }
 };
 
-// ColmapReprojectionError with camera model Camera (ColmapCameraModel's id, one of colmap_pixel's):
+// ColmapReprojectionError's evaluation for camera model `camera` (ColmapCameraModel's id), as
+// ceres::CostFunction::Evaluate takes its arguments: blocks rotation, translation, parameters, point.
+LINALG_HD bool colmap_evaluate(int camera, const double* const* p, const double* observation, double* residuals,
+                               double* const* jacobians) {
+  double* none[4] = {nullptr, nullptr, nullptr, nullptr};
+  double* const* j = jacobians != nullptr ? jacobians : none;
+  double jq[8];  // colmap_reprojection_residual computes the others' Jacobians where jq is given
+  const bool any = j[0] != nullptr || j[1] != nullptr || j[2] != nullptr || j[3] != nullptr;
+  return colmap_reprojection_residual(camera, p[0], p[1], p[2], p[3], observation[0], observation[1], residuals,
+                                      any ? (j[0] != nullptr ? j[0] : jq) : nullptr, j[1], j[2], j[3]);
+}
+
+// ColmapReprojectionError with camera model Camera (one of colmap_pixel's), as a device model:
 // rotation (4), translation (3), the camera's parameters (Params), point (3).
 template <int Camera, int Params>
 struct ColmapCostModel {
@@ -68,12 +80,7 @@ struct ColmapCostModel {
   LINALG_HD static constexpr int block_start(int k) { return k == 0 ? 0 : (k == 1 ? 4 : (k == 2 ? 7 : 7 + Params)); }
   LINALG_HD static bool evaluate(const double* const* p, const double* observation, double* residuals,
                                  double* const* jacobians) {
-    double* none[4] = {nullptr, nullptr, nullptr, nullptr};
-    double* const* j = jacobians != nullptr ? jacobians : none;
-    double jq[8];
-    const bool any = j[0] != nullptr || j[1] != nullptr || j[2] != nullptr || j[3] != nullptr;
-    return colmap_reprojection_residual(Camera, p[0], p[1], p[2], p[3], observation[0], observation[1], residuals,
-                                        any ? (j[0] != nullptr ? j[0] : jq) : nullptr, j[1], j[2], j[3]);
+    return colmap_evaluate(Camera, p, observation, residuals, jacobians);
   }
 };
 using ColmapSimplePinholeModel = ColmapCostModel<kColmapSimplePinhole, 3>;

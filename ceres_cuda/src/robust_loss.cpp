@@ -9,7 +9,8 @@ namespace ceres_cuda::detail {
 
 bool recognise_builtin_loss(const ceres::LossFunction* loss, BuiltinLoss* out) {
   *out = BuiltinLoss{};
-  if (loss == nullptr) return true;
+  // TrivialLoss is rho(s) = s, which Ceres' corrector applies as no loss at all.
+  if (loss == nullptr || typeid(*loss) == typeid(ceres::TrivialLoss)) return true;
   // Their scales are private: recover a from rho where it is exact, then verify everywhere.
   double rho[3];
   BuiltinLoss candidate;

@@ -113,7 +113,8 @@ LINALG_HD void apply_correction(const LossCorrection& c, const double* f, int m,
 
 // Recognises ceres::HuberLoss, CauchyLoss and SoftLOneLoss (exact type) and recovers their scale
 // by probing rho; the result is verified against the loss on a range of s, so a loss is only taken
-// as built-in when our formulas reproduce it. kind None for null; returns false for anything else.
+// as built-in when our formulas reproduce it. kind None for null and ceres::TrivialLoss; returns
+// false for anything else.
 bool recognise_builtin_loss(const ceres::LossFunction* loss, BuiltinLoss* out);
 
 }  // namespace ceres_cuda::detail

@@ -452,6 +452,11 @@ TEST(BuiltinLoss, RecognisesCeresLossesAndTheirScale) {
   EXPECT_FALSE(ceres_cuda::detail::recognise_builtin_loss(&scaled, &loss));
   EXPECT_TRUE(ceres_cuda::detail::recognise_builtin_loss(nullptr, &loss));
   EXPECT_EQ(loss.kind, LossKind::None);
+  ceres::CauchyLoss before(1.0);
+  ASSERT_TRUE(ceres_cuda::detail::recognise_builtin_loss(&before, &loss));
+  ceres::TrivialLoss trivial;  // COLMAP's bundle adjustment passes it rather than null
+  EXPECT_TRUE(ceres_cuda::detail::recognise_builtin_loss(&trivial, &loss));
+  EXPECT_EQ(loss.kind, LossKind::None);
 }
 
 }  // namespace

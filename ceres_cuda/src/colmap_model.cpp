@@ -10,6 +10,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "colmap_model_io.h"
@@ -159,6 +160,17 @@ std::size_t ColmapModel::num_observations() const {
   for (const auto& [id, image] : images)
     for (const ColmapImagePoint& p : image.points2D) n += p.point3D_id != kColmapNoPoint3D;
   return n;
+}
+
+std::vector<std::uint32_t> ColmapModel::registration_order() const {
+  std::vector<std::uint32_t> order;
+  order.reserve(images.size());
+  std::set<std::uint32_t> listed;
+  for (const std::uint32_t id : image_file_order)
+    if (images.count(id) && listed.insert(id).second) order.push_back(id);
+  for (const auto& [id, image] : images)
+    if (!listed.count(id)) order.push_back(id);
+  return order;
 }
 
 ColmapModel ColmapModel::read(const std::string& folder) {

@@ -124,6 +124,7 @@ void read_images(const std::string& path, ColmapModel* model, std::map<std::uint
       p.point3D_id = in.read<std::uint64_t>("a 3-D point id");
     }
     if (!model->images.emplace(id, std::move(image)).second) in.fail_at(at, "image " + std::to_string(id) + " again");
+    model->image_file_order.push_back(id);
     (*offset_of)[id] = at;
   }
   in.expect_end("image");
@@ -187,7 +188,8 @@ void ColmapModel::write_binary(const std::string& folder) const {
 
   detail::ColmapOutputFile images_file(folder + "/images.bin", "wb");
   images_file.put(static_cast<std::uint64_t>(images.size()));
-  for (const auto& [id, image] : images) {
+  for (const std::uint32_t id : registration_order()) {
+    const ColmapImage& image = images.at(id);
     images_file.put(id);
     for (const double q : image.qvec) images_file.put(q);
     for (const double t : image.tvec) images_file.put(t);

@@ -161,6 +161,7 @@ void read_images(const std::string& path, ColmapModel* model, std::map<std::uint
       image.points2D[k].point3D_id = observed_point(lines, p[3 * k + 2]);
     }
     if (!model->images.emplace(id, std::move(image)).second) lines.fail("image " + std::to_string(id) + " again");
+    model->image_file_order.push_back(id);
     (*line_of)[id] = static_cast<std::uint64_t>(first_line);
   }
 }
@@ -230,7 +231,8 @@ void ColmapModel::write_text(const std::string& folder) const {
   std::fprintf(out, "#   IMAGE_ID, QW, QX, QY, QZ, TX, TY, TZ, CAMERA_ID, NAME\n#   POINTS2D[] as (X, Y, POINT3D_ID)\n");
   std::fprintf(out, "# Number of images: %zu, mean observations per image: %.17g\n", images.size(),
                images.empty() ? 0.0 : static_cast<double>(num_observations()) / static_cast<double>(images.size()));
-  for (const auto& [id, image] : images) {
+  for (const std::uint32_t id : registration_order()) {
+    const ColmapImage& image = images.at(id);
     std::fprintf(out, "%u %.17g %.17g %.17g %.17g %.17g %.17g %.17g %u %s\n", id, image.qvec[0], image.qvec[1],
                  image.qvec[2], image.qvec[3], image.tvec[0], image.tvec[1], image.tvec[2], image.camera_id,
                  image.name.c_str());

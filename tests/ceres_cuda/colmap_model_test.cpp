@@ -150,6 +150,26 @@ TEST(ColmapModel, TextAndBinaryRoundTripsAgree) {
   }
 }
 
+// The images keep the order their file lists them in (COLMAP's registration order) through reading
+// and writing, in both forms; images the order leaves out follow in id order.
+TEST(ColmapModel, KeepsTheImagesFileOrder) {
+  ColmapModel model = random_model(2);
+  std::vector<std::uint32_t> ids;
+  for (const auto& [id, image] : model.images) ids.push_back(id);
+  ASSERT_GE(ids.size(), 3u);
+  model.image_file_order = {ids[2], 12345, ids[0], ids[2]};  // a missing id and a repeat are passed over
+  std::vector<std::uint32_t> expected = {ids[2], ids[0]};
+  for (std::size_t k = 1; k < ids.size(); ++k)
+    if (k != 2) expected.push_back(ids[k]);
+  EXPECT_EQ(model.registration_order(), expected);
+  const std::string text = folder("order_text"), binary = folder("order_binary");
+  model.write_text(text);
+  model.write_binary(binary);
+  EXPECT_EQ(ColmapModel::read(text).image_file_order, expected);
+  EXPECT_EQ(ColmapModel::read(binary).image_file_order, expected);
+  EXPECT_EQ(ColmapModel().registration_order(), std::vector<std::uint32_t>());
+}
+
 // COLMAP's own model_converter reads what ColmapModel writes, in either form, and what it writes
 // reads back as the same model.
 TEST(ColmapModel, ColmapsConverterReadsAndWritesTheSameModel) {

@@ -72,14 +72,22 @@ struct ColmapPoint3D {
 
 class ColmapModel {
  public:
-  // By id. Files are written in the ids' order.
+  // By id. Cameras and points are written in the ids' order, images in registration_order().
   std::map<std::uint32_t, ColmapCamera> cameras;
   std::map<std::uint32_t, ColmapImage> images;
   std::map<std::uint64_t, ColmapPoint3D> points3D;
+  // The images in the order the images file lists them, which is COLMAP's registration order: its
+  // bundle adjustment fixes the first image's pose and the second's x translation. Empty for a model
+  // built in code.
+  std::vector<std::uint32_t> image_file_order;
+
+  // image_file_order's ids that the model has (each once), then its other images in id order.
+  std::vector<std::uint32_t> registration_order() const;
 
   // Reads the model in `folder`: the binary files when all three are there, else the text files, as
-  // COLMAP does. Quaternions are scaled to unit length, as COLMAP scales them. Throws linalg_cuda::ParseError naming the file and its line (text) or byte offset
-  // (binary) and what was expected: a malformed or truncated file, an unknown camera model, a count
+  // COLMAP does. Quaternions are scaled to unit length, as COLMAP scales them. Throws
+  // linalg_cuda::ParseError naming the file and its line (text) or byte offset (binary) and what was
+  // expected: a malformed or truncated file, an unknown camera model, a count
   // the file's bytes cannot hold, a duplicate id, a non-finite value; or naming what does not agree
   // between the files (validate()). Throws linalg_cuda::Error when a file cannot be opened.
   static ColmapModel read(const std::string& folder);

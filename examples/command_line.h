@@ -1,6 +1,7 @@
 #pragma once
-// The command-line conventions every example shares: --help prints the usage and exits 0; an unknown
-// option, a missing value or a malformed number prints what is wrong and the usage, and exits 2.
+// The command-line conventions every example shares: --help prints the usage and exits 0; a value
+// follows its flag ("--flag value" or "--flag=value"); an unknown option, a missing value or a
+// malformed number prints what is wrong and the usage, and exits 2.
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -22,7 +23,15 @@ class CommandLine {
   std::map<std::string, std::string> parse(int argc, char** argv) const {
     std::map<std::string, std::string> values;
     for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
+      std::string flag = argv[i];
+      const std::size_t equals = flag.find('=');
+      if (flag.compare(0, 2, "--") == 0 && equals != std::string::npos) {  // "--flag=value", as COLMAP's flags
+        const std::string name = flag.substr(0, equals);
+        if (std::find(value_flags_.begin(), value_flags_.end(), name) == value_flags_.end())
+          fail("unknown option " + name);
+        values[name] = flag.substr(equals + 1);
+        continue;
+      }
       if (flag == "--help" || flag == "-h") {
         std::cout << usage_;
         std::exit(0);

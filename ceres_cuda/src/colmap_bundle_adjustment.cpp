@@ -1,0 +1,259 @@
+// ColmapBundleAdjuster: COLMAP 3.8's bundle adjustment problem (src/optim/bundle_adjustment.cc) over a
+// ColmapModel, and the model statistics and point errors COLMAP reports.
+#include "ceres_cuda/colmap_bundle_adjustment.h"
+
+#include <ceres/loss_function.h>
+#include <ceres/manifold.h>
+#include <ceres/ordered_groups.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ceres_cuda/colmap_reprojection_error.h"
+#include "colmap_camera_projection.h"
+#include "linalg_cuda/errors.h"
+
+namespace ceres_cuda {
+namespace {
+
+bool refinable(ColmapCameraModel model) {
+  switch (model) {
+    case ColmapCameraModel::SimplePinhole:
+    case ColmapCameraModel::Pinhole:
+    case ColmapCameraModel::SimpleRadial:
+    case ColmapCameraModel::Radial:
+    case ColmapCameraModel::OpenCV:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Every COLMAP model lists its focal lengths (one, or fx and fy), then the principal point, then its
+// extra (distortion) parameters, so two counts say which parameter is which.
+std::vector<int> constant_camera_params(ColmapCameraModel model, const ColmapBundleAdjustmentOptions& options) {
+  const int focal = model == ColmapCameraModel::SimplePinhole || model == ColmapCameraModel::SimpleRadial ||
+                            model == ColmapCameraModel::Radial || model == ColmapCameraModel::SimpleRadialFisheye ||
+                            model == ColmapCameraModel::RadialFisheye
+                        ? 1
+                        : 2;
+  const int n = colmap_camera_model_num_params(model);
+  std::vector<int> constant;
+  for (int k = 0; k < n; ++k) {
+    const bool refined = k < focal ? options.refine_focal_length
+                                   : (k < focal + 2 ? options.refine_principal_point : options.refine_extra_params);
+    if (!refined) constant.push_back(k);
+  }
+  return constant;
+}
+
+ceres::LossFunction* make_loss(const ColmapBundleAdjustmentOptions& options) {
+  switch (options.loss_function_type) {
+    case ColmapBundleAdjustmentOptions::LossFunctionType::SoftL1:
+      return new ceres::SoftLOneLoss(options.loss_function_scale);
+    case ColmapBundleAdjustmentOptions::LossFunctionType::Cauchy:
+      return new ceres::CauchyLoss(options.loss_function_scale);
+    case ColmapBundleAdjustmentOptions::LossFunctionType::Trivial:
+      break;
+  }
+  return new ceres::TrivialLoss;
+}
+
+// The depth of `xyz` in `image`, its third camera coordinate (Image::ProjectionMatrix's last row).
+double depth(const ColmapImage& image, const std::array<double, 3>& xyz) {
+  return detail::unit_quaternion_transform(image.qvec.data(), image.tvec.data(), xyz.data()).P[2];
+}
+
+void normalise(std::array<double, 4>* q) {
+  const double norm = std::sqrt((*q)[0] * (*q)[0] + (*q)[1] * (*q)[1] + (*q)[2] * (*q)[2] + (*q)[3] * (*q)[3]);
+  if (norm > 0)
+    for (double& value : *q) value /= norm;
+}
+
+}  // namespace
+
+ColmapBundleAdjustmentOptions::ColmapBundleAdjustmentOptions() {
+  solver_options.function_tolerance = 0.0;
+  solver_options.gradient_tolerance = 0.0;
+  solver_options.parameter_tolerance = 0.0;
+  solver_options.max_num_iterations = 100;
+  solver_options.max_linear_solver_iterations = 200;
+  solver_options.max_num_consecutive_invalid_steps = 10;
+  solver_options.max_consecutive_nonmonotonic_steps = 10;
+  solver_options.num_threads = -1;
+}
+
+std::size_t colmap_filter_observations_with_negative_depth(ColmapModel* model) {
+  model->validate();
+  std::size_t removed = 0;
+  for (const std::uint32_t image_id : model->registration_order()) {
+    ColmapImage& image = model->images.at(image_id);
+    for (std::uint32_t k = 0; k < image.points2D.size(); ++k) {
+      const std::uint64_t point_id = image.points2D[k].point3D_id;
+      if (point_id == kColmapNoPoint3D) continue;
+      ColmapPoint3D& point = model->points3D.at(point_id);
+      if (depth(image, point.xyz) >= DBL_EPSILON) continue;
+      ++removed;
+      if (point.track.size() <= 2) {  // COLMAP deletes the point with its other observation
+        for (const ColmapTrackElement& e : point.track)
+          model->images.at(e.image_id).points2D[e.point2D_idx].point3D_id = kColmapNoPoint3D;
+        model->points3D.erase(point_id);
+        continue;
+      }
+      point.track.erase(
+          std::remove_if(point.track.begin(), point.track.end(),
+                         [&](const ColmapTrackElement& e) { return e.image_id == image_id && e.point2D_idx == k; }),
+          point.track.end());
+      image.points2D[k].point3D_id = kColmapNoPoint3D;
+    }
+  }
+  return removed;
+}
+
+ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundleAdjustmentOptions& options)
+    : model_(model), options_(options), ordering_(std::make_shared<ceres::ParameterBlockOrdering>()) {
+  model->validate();
+  const std::vector<std::uint32_t> order = model->registration_order();
+  if (order.size() < 2)
+    throw linalg_cuda::InvalidArgument("COLMAP bundle adjustment needs at least two images; the model has " +
+                                       std::to_string(order.size()));
+  for (const auto& [id, camera] : model->cameras)
+    if (!refinable(camera.model))
+      throw linalg_cuda::InvalidArgument("camera " + std::to_string(id) + " has model " +
+                                         colmap_camera_model_name(camera.model) +
+                                         ", which the GPU bundle adjustment does not take (it takes SIMPLE_PINHOLE, "
+                                         "PINHOLE, SIMPLE_RADIAL, RADIAL and OPENCV)");
+  if (!(options.loss_function_scale >= 0))
+    throw linalg_cuda::InvalidArgument("loss_function_scale must be at least 0, not " +
+                                       std::to_string(options.loss_function_scale));
+
+  problem_ = std::make_unique<ceres::Problem>();
+  // One loss for every residual, as COLMAP's; the problem owns it once a residual holds it.
+  std::unique_ptr<ceres::LossFunction> loss_owner(make_loss(options));
+  ceres::LossFunction* loss = loss_owner.get();
+  std::set<std::uint32_t> used_cameras;
+  for (std::size_t rank = 0; rank < order.size(); ++rank) {
+    ColmapImage& image = model->images.at(order[rank]);
+    ColmapCamera& camera = model->cameras.at(image.camera_id);
+    normalise(&image.qvec);
+    std::size_t observations = 0;
+    for (const ColmapImagePoint& p : image.points2D) {
+      if (p.point3D_id == kColmapNoPoint3D) continue;
+      double* xyz = model->points3D.at(p.point3D_id).xyz.data();
+      problem_->AddResidualBlock(new ColmapReprojectionError(camera.model, p.x, p.y), loss, image.qvec.data(),
+                                 image.tvec.data(), camera.params.data(), xyz);
+      loss_owner.release();
+      ordering_->AddElementToGroup(xyz, 0);
+      ++observations;
+    }
+    if (observations == 0) continue;
+    ++num_images_;
+    num_observations_ += observations;
+    used_cameras.insert(image.camera_id);
+    ordering_->AddElementToGroup(image.qvec.data(), 1);
+    ordering_->AddElementToGroup(image.tvec.data(), 1);
+    const bool constant_pose =
+        !options.refine_extrinsics || rank == 0 || options.constant_pose_images.count(order[rank]);
+    if (constant_pose) {
+      problem_->SetParameterBlockConstant(image.qvec.data());
+      problem_->SetParameterBlockConstant(image.tvec.data());
+    } else {
+      problem_->SetManifold(image.qvec.data(), new ceres::QuaternionManifold);
+      if (rank == 1) problem_->SetManifold(image.tvec.data(), new ceres::SubsetManifold(3, {0}));
+    }
+  }
+  if (num_observations_ == 0) throw linalg_cuda::InvalidArgument("the model's images observe no 3-D point");
+
+  for (const std::uint32_t id : used_cameras) {
+    ColmapCamera& camera = model->cameras.at(id);
+    double* params = camera.params.data();
+    ordering_->AddElementToGroup(params, 1);
+    const std::vector<int> constant = constant_camera_params(camera.model, options);
+    if (options.constant_cameras.count(id) || constant.size() == camera.params.size())
+      problem_->SetParameterBlockConstant(params);
+    else if (!constant.empty())
+      problem_->SetManifold(params, new ceres::SubsetManifold(static_cast<int>(camera.params.size()), constant));
+  }
+  for (const std::uint64_t id : options.constant_points) {
+    const auto point = model->points3D.find(id);
+    if (point != model->points3D.end() && problem_->HasParameterBlock(point->second.xyz.data()))
+      problem_->SetParameterBlockConstant(point->second.xyz.data());
+  }
+}
+
+ColmapBundleAdjuster::~ColmapBundleAdjuster() = default;
+
+ceres::Solver::Options ColmapBundleAdjuster::solver_options() const {
+  ceres::Solver::Options o = options_.solver_options;
+  const bool has_sparse = o.sparse_linear_algebra_library_type != ceres::NO_SPARSE;
+  if (num_images_ <= 50) {
+    o.linear_solver_type = ceres::DENSE_SCHUR;
+  } else if (num_images_ <= 1000 && has_sparse) {
+    o.linear_solver_type = ceres::SPARSE_SCHUR;
+  } else {
+    o.linear_solver_type = ceres::ITERATIVE_SCHUR;
+    o.preconditioner_type = ceres::SCHUR_JACOBI;
+  }
+  if (2 * num_observations_ < static_cast<std::size_t>(std::max(0, options_.min_num_residuals_for_multi_threading)))
+    o.num_threads = 1;
+  else if (o.num_threads <= 0)
+    o.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.linear_solver_ordering = ordering_;
+  return o;
+}
+
+std::size_t colmap_update_point_errors(ColmapModel* model) {
+  std::size_t behind = 0;
+  for (auto& [id, point] : model->points3D) {
+    if (point.track.empty()) continue;
+    double sum = 0;
+    for (const ColmapTrackElement& e : point.track) {
+      const ColmapImage& image = model->images.at(e.image_id);
+      const ColmapCamera& camera = model->cameras.at(image.camera_id);
+      if (!refinable(camera.model))
+        throw linalg_cuda::InvalidArgument("3-D point " + std::to_string(id) + " is observed by camera " +
+                                           std::to_string(image.camera_id) + " of model " +
+                                           colmap_camera_model_name(camera.model) +
+                                           ", whose projection colmap_update_point_errors does not have");
+      const ColmapImagePoint& observed = image.points2D.at(e.point2D_idx);
+      double residual[2];
+      if (depth(image, point.xyz) < DBL_EPSILON ||
+          !detail::colmap_reprojection_residual(static_cast<int>(camera.model), image.qvec.data(), image.tvec.data(),
+                                                camera.params.data(), point.xyz.data(), observed.x, observed.y,
+                                                residual, nullptr, nullptr, nullptr, nullptr)) {
+        sum += std::sqrt(DBL_MAX);
+        ++behind;
+        continue;
+      }
+      sum += std::sqrt(residual[0] * residual[0] + residual[1] * residual[1]);
+    }
+    point.error = sum / static_cast<double>(point.track.size());
+  }
+  return behind;
+}
+
+ColmapModelStatistics colmap_model_statistics(const ColmapModel& model) {
+  ColmapModelStatistics s;
+  s.cameras = model.cameras.size();
+  s.images = s.registered_images = model.images.size();  // every image of a sparse model is registered
+  s.points = model.points3D.size();
+  s.observations = model.num_observations();
+  if (s.points) s.mean_track_length = static_cast<double>(s.observations) / static_cast<double>(s.points);
+  if (s.registered_images)
+    s.mean_observations_per_image = static_cast<double>(s.observations) / static_cast<double>(s.registered_images);
+  double sum = 0;
+  std::size_t with_error = 0;
+  for (const auto& [id, point] : model.points3D)
+    if (point.error != -1.0) {
+      sum += point.error;
+      ++with_error;
+    }
+  if (with_error) s.mean_reprojection_error = sum / static_cast<double>(with_error);
+  return s;
+}
+
+}  // namespace ceres_cuda

@@ -267,7 +267,7 @@ std::string ordering_ceres_aborts_on(const ceres::Solver::Options& options, cons
 }
 
 void hand_to_ceres(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
-                   const std::string& reason, SolveDetails* details) {
+                   const std::string& reason, bool log, SolveDetails* details) {
   details->path = SolveDetails::Path::CeresFallback;
   details->fallback_reason = reason;
   details->engine = "ceres::Solve";
@@ -277,7 +277,7 @@ void hand_to_ceres(const ceres::Solver::Options& options, ceres::Problem* proble
     summary->message = "ceres_cuda::Solve: " + abort + ".";
     return;
   }
-  LOG(WARNING) << "ceres_cuda::Solve: solving with ceres::Solve instead: " << reason;
+  LOG_IF(WARNING, log) << "ceres_cuda::Solve: solving with ceres::Solve instead: " << reason;
   ceres::Solve(options, problem, summary);
 }
 
@@ -415,7 +415,8 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
   const auto start = std::chrono::steady_clock::now();
   const detail::HugePageAdviceScope huge_page_advice(solve_options.advise_huge_pages);
   std::string error;
-  if (!options.IsValid(&error)) return hand_to_ceres(options, problem, summary, "invalid options: " + error, details);
+  if (!options.IsValid(&error))
+    return hand_to_ceres(options, problem, summary, "invalid options: " + error, solve_options.log_fallback, details);
 
   detail::EngineOptions engine_options;
   engine_options.linear_solver = options.linear_solver_type;
@@ -432,7 +433,8 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
   detail::SchurStructure structure;
   EngineChoice choice =
       choose_engine(options, problem, solve_options.backend, engine_options, &layout, &structure, details);
-  if (!choice.engine) return hand_to_ceres(options, problem, summary, choice.reason, details);
+  if (!choice.engine)
+    return hand_to_ceres(options, problem, summary, choice.reason, solve_options.log_fallback, details);
   detail::BaEngine* engine = choice.engine.get();
   details->engine = engine->description();
 

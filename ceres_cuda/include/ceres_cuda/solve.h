@@ -63,6 +63,9 @@ struct SolveOptions {
   // process's memory is paged is its owner's choice. While any Solve that asks for it runs, it
   // applies to all Solves of the process.
   bool advise_huge_pages = false;
+  // Log (glog WARNING) the reason each time a problem goes to ceres::Solve; a caller that reports the
+  // reason itself (once, say) turns it off.
+  bool log_fallback = true;
 };
 
 // The same contract as ceres::Solve (see above).

@@ -15,7 +15,8 @@ build=${BUILD_DIR:-build}
 data=${CUDA_SOLVERS_DATA:-../shared/data}
 modules=("$@")
 ((${#modules[@]})) || modules=(linalg gridmap ompl ceres)
-declare -A example=([linalg]=cg_solve [gridmap]=gridmap_build [ompl]="plan_chain plan_robot" [ceres]=bal_solve)
+declare -A example=([linalg]=cg_solve [gridmap]=gridmap_build [ompl]="plan_chain plan_robot"
+                    [ceres]="bal_solve bal_to_colmap colmap_ba")
 declare -A dataset=([linalg]=matrices [gridmap]=carmen [ompl]="robots scenes" [ceres]=bal)
 selected=$(mktemp -d)
 trap 'rm -rf "$selected"' EXIT
@@ -27,6 +28,13 @@ for m in "${modules[@]}"; do
   cp "$build"/bench/bench_"$m"* "$selected/bench/"
   for program in ${example[$m]}; do cp "$build/examples/$program" "$selected/examples/"; done
   for folder in ${dataset[$m]}; do folders+=("$data/$folder"); done
+  if [[ $m == ceres ]]; then
+    # The LD_PRELOAD test's program, and COLMAP itself (the anchor of colmap_ba's tests and benchmark)
+    # with the libraries it needs.
+    mkdir -p "$selected/colmap"
+    cp "$build/tests/ceres_cuda/preload_probe" "$selected/tests/ceres_cuda/"
+    cp "$(command -v colmap)" "$selected/colmap/"
+  fi
 done
 ../shared/device/pack "$selected" .device "${folders[@]}"
 # The kernel timeline (bench/kernel_timeline.cpp) is injected by the driver, so no program links it:
@@ -34,8 +42,16 @@ done
 cp "$build/bench/libkernel_timeline.so" .device/bench/
 cp -L "$(ldd "$build/bench/libkernel_timeline.so" | awk '/libcupti/ {print $3}')" .device/lib/
 cp scripts/gpu_run.sh scripts/gpu_sanitize.sh .device/
-tar -cf - -C .device tests bench examples lib | xz -T0 -6 >.device/binaries.tar.xz
-rm -rf .device/tests .device/bench .device/examples .device/lib
+# pack copies programs, not libraries: the preload library and the test's script go by hand.
+if [[ -f .device/tests/ceres_cuda/preload_probe ]]; then
+  mkdir -p .device/ceres_cuda
+  cp "$build/ceres_cuda/libceres_cuda_preload.so" .device/ceres_cuda/
+  cp tests/ceres_cuda/preload/preload_test.sh .device/tests/ceres_cuda/
+fi
+packed=(tests bench examples lib)
+for extra in ceres_cuda colmap; do [[ -d .device/$extra ]] && packed+=("$extra"); done
+tar -cf - -C .device "${packed[@]}" | xz -T0 -6 >.device/binaries.tar.xz
+rm -rf "${packed[@]/#/.device/}"
 printf '%s\n' '# Unpacks the programs and libraries that scripts/gpu_pack.sh packed (once per machine).' \
   '[[ -d lib ]] || tar -xJf binaries.tar.xz' >.device/unpack.sh
 du -sh .device

@@ -9,6 +9,7 @@ out=${OUT:-out}
 logs=$(mktemp -d)
 mkdir -p "$out"
 export CUDA_SOLVERS_DATA=$PWD/data
+[[ -d colmap ]] && export PATH=$PWD/colmap:$PATH  # COLMAP, for the tests and benchmark that compare with it
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
   status=0
@@ -19,6 +20,14 @@ export CUDA_SOLVERS_DATA=$PWD/data
     echo "== $t: exit $code, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' "$logs/$(basename "$t").log" | tr '\n' ' ')"
     [[ $code -eq 0 ]] || grep -E '^\[  FAILED  \]|Failure' "$logs/$(basename "$t").log" | head -n 20
   done
+  if [[ -f tests/ceres_cuda/preload_test.sh ]]; then
+    bash tests/ceres_cuda/preload_test.sh tests/ceres_cuda/preload_probe ceres_cuda/libceres_cuda_preload.so \
+      data/bal/problem-49-7776-pre.txt "gpu" >"$logs/preload_test.log" 2>&1
+    code=$?
+    [[ $code -eq 0 ]] || status=1
+    echo "== tests/ceres_cuda/preload_test.sh: exit $code"
+    grep -E "ceres_cuda_preload:|FAILED|PASSED" "$logs/preload_test.log"
+  fi
   if [[ ${SKIP_BENCH:-0} != 1 ]]; then
     for b in bench/bench_*; do
       echo "== $b"

@@ -107,45 +107,46 @@ std::optional<ColmapProblem> first_colmap_problem(const ColmapModel& model) {
   }
   // Each image point that observes a 3-D point must be listed once by that point's track, and each
   // track element must name such an image point: flags per image point, not a search of the track.
+  // Messages are built only for the problem found (millions of observations pass through here).
   std::map<std::uint32_t, std::vector<char>> listed;
   for (const auto& [id, image] : model.images) {
     if (model.cameras.count(image.camera_id) == 0)
       return ColmapProblem{Record::Image, id,
                            "image " + std::to_string(id) + " names camera " + std::to_string(image.camera_id) +
                                ", which the model does not have"};
-    for (std::size_t k = 0; k < image.points2D.size(); ++k) {
-      const std::uint64_t p = image.points2D[k].point3D_id;
-      if (p != kColmapNoPoint3D && model.points3D.count(p) == 0)
-        return ColmapProblem{Record::Image, id,
-                             "image " + std::to_string(id) + "'s point " + std::to_string(k) + " observes " +
-                                 point_name(p) + ", which the model does not have"};
-    }
     listed[id].assign(image.points2D.size(), 0);
   }
   for (const auto& [id, point] : model.points3D) {
     for (const ColmapTrackElement& e : point.track) {
       const auto image = model.images.find(e.image_id);
-      const std::string where = point_name(id) + "'s track names image " + std::to_string(e.image_id);
+      const auto where = [&, id = id] { return point_name(id) + "'s track names image " + std::to_string(e.image_id); };
+      const auto element = [&] { return where() + "'s point " + std::to_string(e.point2D_idx); };
       if (image == model.images.end())
-        return ColmapProblem{Record::Point3D, id, where + ", which the model does not have"};
-      const std::string element = where + "'s point " + std::to_string(e.point2D_idx);
+        return ColmapProblem{Record::Point3D, id, where() + ", which the model does not have"};
       if (e.point2D_idx >= image->second.points2D.size())
         return ColmapProblem{Record::Point3D, id,
-                             element + ", which is not there (the image has " +
+                             element() + ", which is not there (the image has " +
                                  std::to_string(image->second.points2D.size()) + ")"};
       if (image->second.points2D[e.point2D_idx].point3D_id != id)
-        return ColmapProblem{Record::Point3D, id, element + ", which does not observe it"};
+        return ColmapProblem{Record::Point3D, id, element() + ", which does not observe it"};
       char& flag = listed[e.image_id][e.point2D_idx];
-      if (flag) return ColmapProblem{Record::Point3D, id, element + " twice"};
+      if (flag) return ColmapProblem{Record::Point3D, id, element() + " twice"};
       flag = 1;
     }
   }
-  for (const auto& [id, image] : model.images)
-    for (std::size_t k = 0; k < image.points2D.size(); ++k)
-      if (image.points2D[k].point3D_id != kColmapNoPoint3D && !listed[id][k])
-        return ColmapProblem{Record::Image, id,
-                             "image " + std::to_string(id) + "'s point " + std::to_string(k) + " observes " +
-                                 point_name(image.points2D[k].point3D_id) + ", whose track does not list it"};
+  // An observing image point no track lists: its 3-D point is missing, or the track leaves it out.
+  for (const auto& [id, image] : model.images) {
+    const std::vector<char>& flags = listed[id];
+    for (std::size_t k = 0; k < image.points2D.size(); ++k) {
+      const std::uint64_t p = image.points2D[k].point3D_id;
+      if (p == kColmapNoPoint3D || flags[k]) continue;
+      return ColmapProblem{Record::Image, id,
+                           "image " + std::to_string(id) + "'s point " + std::to_string(k) + " observes " +
+                               point_name(p) +
+                               (model.points3D.count(p) ? ", whose track does not list it"
+                                                        : ", which the model does not have")};
+    }
+  }
   return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,26 +90,40 @@ ColmapBundleAdjustmentOptions::ColmapBundleAdjustmentOptions() {
 
 std::size_t colmap_filter_observations_with_negative_depth(ColmapModel* model) {
   model->validate();
+  // Point by point, with COLMAP's outcome: it visits the observations image by image and removes each
+  // one behind its camera, or the whole point once its track is down to two. So of a track of L with b
+  // behind, the b go when L - b >= 2; otherwise the point goes after L - 1 removals.
   std::size_t removed = 0;
-  for (const std::uint32_t image_id : model->registration_order()) {
-    ColmapImage& image = model->images.at(image_id);
-    for (std::uint32_t k = 0; k < image.points2D.size(); ++k) {
-      const std::uint64_t point_id = image.points2D[k].point3D_id;
-      if (point_id == kColmapNoPoint3D) continue;
-      ColmapPoint3D& point = model->points3D.at(point_id);
-      if (depth(image, point.xyz) >= DBL_EPSILON) continue;
-      ++removed;
-      if (point.track.size() <= 2) {  // COLMAP deletes the point with its other observation
-        for (const ColmapTrackElement& e : point.track)
-          model->images.at(e.image_id).points2D[e.point2D_idx].point3D_id = kColmapNoPoint3D;
-        model->points3D.erase(point_id);
-        continue;
+  std::vector<char> behind;
+  for (auto it = model->points3D.begin(); it != model->points3D.end();) {
+    ColmapPoint3D& point = it->second;
+    const std::size_t length = point.track.size();
+    behind.assign(length, 0);
+    std::size_t b = 0;
+    for (std::size_t k = 0; k < length; ++k)
+      b += behind[k] = depth(model->images.at(point.track[k].image_id), point.xyz) < DBL_EPSILON;
+    if (b == 0) {
+      ++it;
+      continue;
+    }
+    const auto reset = [&](const ColmapTrackElement& e) {
+      model->images.at(e.image_id).points2D[e.point2D_idx].point3D_id = kColmapNoPoint3D;
+    };
+    if (length - b >= 2) {
+      removed += b;
+      std::vector<ColmapTrackElement> kept;
+      for (std::size_t k = 0; k < length; ++k) {
+        if (behind[k])
+          reset(point.track[k]);
+        else
+          kept.push_back(point.track[k]);
       }
-      point.track.erase(
-          std::remove_if(point.track.begin(), point.track.end(),
-                         [&](const ColmapTrackElement& e) { return e.image_id == image_id && e.point2D_idx == k; }),
-          point.track.end());
-      image.points2D[k].point3D_id = kColmapNoPoint3D;
+      point.track = std::move(kept);
+      ++it;
+    } else {
+      removed += length - 1;
+      for (const ColmapTrackElement& e : point.track) reset(e);
+      it = model->points3D.erase(it);
     }
   }
   return removed;
@@ -131,28 +146,38 @@ ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundl
     throw linalg_cuda::InvalidArgument("loss_function_scale must be at least 0, not " +
                                        std::to_string(options.loss_function_scale));
 
-  problem_ = std::make_unique<ceres::Problem>();
+  // The blocks are the model's distinct arrays, so Ceres' per-residual aliasing and duplicate checks
+  // (a sorted copy of the blocks per residual) can find nothing.
+  ceres::Problem::Options problem_options;
+  problem_options.disable_all_safety_checks = true;
+  problem_ = std::make_unique<ceres::Problem>(problem_options);
   // One loss for every residual, as COLMAP's; the problem owns it once a residual holds it.
   std::unique_ptr<ceres::LossFunction> loss_owner(make_loss(options));
   ceres::LossFunction* loss = loss_owner.get();
-  std::set<std::uint32_t> used_cameras;
-  for (std::size_t rank = 0; rank < order.size(); ++rank) {
-    ColmapImage& image = model->images.at(order[rank]);
-    ColmapCamera& camera = model->cameras.at(image.camera_id);
-    normalise(&image.qvec);
-    std::size_t observations = 0;
-    for (const ColmapImagePoint& p : image.points2D) {
-      if (p.point3D_id == kColmapNoPoint3D) continue;
-      double* xyz = model->points3D.at(p.point3D_id).xyz.data();
+  // Residuals go in point by point: Ceres looks every block up in a map per residual, and a point's
+  // observations in a row find its entry in cache (image by image, as COLMAP adds them, each looks up
+  // a random point of millions). The order changes no result beyond rounding.
+  std::map<std::uint32_t, std::size_t> observations;  // by image
+  for (auto& [id, image] : model->images) normalise(&image.qvec);
+  for (auto& [id, point] : model->points3D) {
+    double* xyz = point.xyz.data();
+    if (!point.track.empty()) ordering_->AddElementToGroup(xyz, 0);
+    for (const ColmapTrackElement& e : point.track) {
+      ColmapImage& image = model->images.at(e.image_id);
+      ColmapCamera& camera = model->cameras.at(image.camera_id);
+      const ColmapImagePoint& p = image.points2D[e.point2D_idx];
       problem_->AddResidualBlock(new ColmapReprojectionError(camera.model, p.x, p.y), loss, image.qvec.data(),
                                  image.tvec.data(), camera.params.data(), xyz);
       loss_owner.release();
-      ordering_->AddElementToGroup(xyz, 0);
-      ++observations;
+      ++observations[e.image_id];
     }
-    if (observations == 0) continue;
+  }
+  std::set<std::uint32_t> used_cameras;
+  for (std::size_t rank = 0; rank < order.size(); ++rank) {
+    if (!observations.count(order[rank])) continue;
+    ColmapImage& image = model->images.at(order[rank]);
     ++num_images_;
-    num_observations_ += observations;
+    num_observations_ += observations[order[rank]];
     used_cameras.insert(image.camera_id);
     ordering_->AddElementToGroup(image.qvec.data(), 1);
     ordering_->AddElementToGroup(image.tvec.data(), 1);

@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "colmap_ba: the solve failed (%s); nothing written\n", summary.message.c_str());
       return 1;
     }
+    const auto write_start = std::chrono::steady_clock::now();
     if (const std::size_t behind = ceres_cuda::colmap_update_point_errors(&model))
       std::printf(
           "%zu observations now lie behind their camera; COLMAP counts each as %g px in its point's error "
@@ -214,7 +215,7 @@ int main(int argc, char** argv) {
       model.write_binary(out);
     else
       model.write_text(out);
-    std::printf("wrote %s\n", out.c_str());
+    std::printf("point errors updated and %s written in %.3f s\n", out.c_str(), seconds_since(write_start));
     print_statistics(model);
     std::printf("Elapsed time: %.3f [s]\n", seconds_since(start));
     return 0;

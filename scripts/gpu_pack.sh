@@ -3,8 +3,11 @@
 # machine lacks, the data they read, and gpu_run.sh, which runs the test suites and the benchmarks there.
 #
 #   scripts/gpu_pack.sh [MODULE...]     MODULE: linalg | gridmap | ompl | ceres   (default: all four)
+#                                       | colmap: Debian's COLMAP and its libraries
 #
-# Naming modules packs only their tests, benchmark, example and data. The programs and libraries travel
+# Naming modules packs only their tests, benchmark, example and data. COLMAP (30 MB compressed) is
+# packed only when named: the ceres tests and bench_ceres_colmap that compare with it need it, and
+# with all four modules it would pass the carry limit (`scripts/gpu_pack.sh ceres colmap`: 49 MB). The programs and libraries travel
 # as one xz archive, .device/binaries.tar.xz (the device tool carries at most 64 MiB, which all four
 # modules' binaries exceed uncompressed); gpu_run.sh unpacks it. Then, with the device tool:
 #   carry [".device"], command "bash .device/run bash gpu_run.sh"
@@ -22,18 +25,19 @@ selected=$(mktemp -d)
 trap 'rm -rf "$selected"' EXIT
 folders=()
 for m in "${modules[@]}"; do
-  [[ -n ${example[$m]+x} ]] || { echo "gpu_pack.sh: unknown module '$m' (linalg, gridmap, ompl, ceres)" >&2; exit 2; }
+  if [[ $m == colmap ]]; then  # COLMAP itself, the anchor of colmap_ba's tests and benchmark
+    mkdir -p "$selected/colmap"
+    cp "$(command -v colmap)" "$selected/colmap/"
+    continue
+  fi
+  [[ -n ${example[$m]+x} ]] || { echo "gpu_pack.sh: unknown module '$m' (linalg, gridmap, ompl, ceres, colmap)" >&2; exit 2; }
   mkdir -p "$selected/tests/${m}_cuda" "$selected/bench" "$selected/examples"
   cp "$build/tests/${m}_cuda/${m}_cuda_test" "$selected/tests/${m}_cuda/"
   cp "$build"/bench/bench_"$m"* "$selected/bench/"
   for program in ${example[$m]}; do cp "$build/examples/$program" "$selected/examples/"; done
   for folder in ${dataset[$m]}; do folders+=("$data/$folder"); done
   if [[ $m == ceres ]]; then
-    # The LD_PRELOAD test's program, and COLMAP itself (the anchor of colmap_ba's tests and benchmark)
-    # with the libraries it needs.
-    mkdir -p "$selected/colmap"
-    cp "$build/tests/ceres_cuda/preload_probe" "$selected/tests/ceres_cuda/"
-    cp "$(command -v colmap)" "$selected/colmap/"
+    cp "$build/tests/ceres_cuda/preload_probe" "$selected/tests/ceres_cuda/"  # the LD_PRELOAD test's program
   fi
 done
 ../shared/device/pack "$selected" .device "${folders[@]}"

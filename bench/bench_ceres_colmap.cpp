@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
     long long observations = 0;
   };
   std::vector<Source> sources = {{"Ladybug-49 (problem-49-7776)", "problem-49-7776-pre.txt"},
-                                 {"Trafalgar-16 (problem-16-22106)", "problem-16-22106-pre.txt.bz2"},
+                                 {"Dubrovnik-16 (problem-16-22106)", "problem-16-22106-pre.txt.bz2"},
                                  {"synthetic Venice scale", "", 1778, 993923, 5001946}};
   if (final_scale) sources.push_back({"synthetic Final scale", "", 13682, 4456117, 28987644});
   std::vector<Row> rows;

@@ -3,22 +3,20 @@
 //
 //   bal_to_colmap --input ../shared/data/bal/problem-49-7776-pre.txt --output_path ladybug
 //   colmap model_analyzer --path ladybug
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
 
 #include "ceres_cuda/bal_problem.h"
 #include "ceres_cuda/colmap_model.h"
+#include "colmap_output.h"
 #include "command_line.h"
 #include "linalg_cuda/errors.h"
 
 namespace {
 
-const char* kUsage = R"(usage: bal_to_colmap (--input FILE | --synthetic CxPxO) --output_path DIR [--output_type BIN|TXT]
+const char* kUsage = R"(usage: bal_to_colmap (--input FILE | --synthetic CxPxO) --output_path DIR
+                     [--output_type BIN|TXT]
 
 Writes the COLMAP sparse model of a BAL problem (.txt or .txt.bz2): BAL camera i as camera and image
 i + 1 (model RADIAL: f, cx, cy, k1, k2, one image size holding every observation), point j as 3-D point
@@ -37,7 +35,8 @@ Exit status: 0 written, 2 bad usage or input.
 }  // namespace
 
 int main(int argc, char** argv) {
-  const examples::CommandLine cli("bal_to_colmap", kUsage, {"--input", "--synthetic", "--output_path", "--output_type"});
+  const examples::CommandLine cli("bal_to_colmap", kUsage,
+                                  {"--input", "--synthetic", "--output_path", "--output_type"});
   auto args = cli.parse(argc, argv);
   if (args.count("--input") == args.count("--synthetic") || !args.count("--output_path"))
     cli.fail("give --input or --synthetic, and --output_path");
@@ -58,12 +57,7 @@ int main(int argc, char** argv) {
     }
     const ceres_cuda::ColmapModel model = ceres_cuda::colmap_model_from_bal(bal);
     const std::string& out = args["--output_path"];
-    if (mkdir(out.c_str(), 0777) != 0 && errno != EEXIST)
-      throw linalg_cuda::Error(out + ": cannot make the folder: " + std::strerror(errno));
-    if (type == "BIN")
-      model.write_binary(out);
-    else
-      model.write_text(out);
+    examples::write_colmap_model(model, out, type);
     std::cout << "wrote " << out << ": " << model.cameras.size() << " cameras, " << model.images.size() << " images, "
               << model.points3D.size() << " points, " << model.num_observations() << " observations\n";
     return 0;

@@ -3,14 +3,11 @@
 //   colmap_ba --input_path sparse/0 --output_path sparse/refined
 //   colmap_ba --input_path sparse/0 --output_path refined --solver ceres --BundleAdjustment.refine_principal_point 1
 #include <ceres/solver.h>
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -20,6 +17,7 @@
 #include "ceres_cuda/colmap_bundle_adjustment.h"
 #include "ceres_cuda/colmap_model.h"
 #include "ceres_cuda/solve.h"
+#include "colmap_output.h"
 #include "command_line.h"
 #include "convergence_plot.h"
 #include "linalg_cuda/errors.h"
@@ -209,12 +207,7 @@ int main(int argc, char** argv) {
           "(`colmap point_filtering` removes them)\n",
           behind, std::sqrt(DBL_MAX));
     const std::string& out = args["--output_path"];
-    if (mkdir(out.c_str(), 0777) != 0 && errno != EEXIST)
-      throw linalg_cuda::Error(out + ": cannot make the folder: " + std::strerror(errno));
-    if (type == "BIN")
-      model.write_binary(out);
-    else
-      model.write_text(out);
+    examples::write_colmap_model(model, out, type);
     std::printf("point errors updated and %s written in %.3f s\n", out.c_str(), seconds_since(write_start));
     print_statistics(model);
     std::printf("Elapsed time: %.3f [s]\n", seconds_since(start));

@@ -142,9 +142,11 @@ ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundl
                                          colmap_camera_model_name(camera.model) +
                                          ", which the GPU bundle adjustment does not take (it takes SIMPLE_PINHOLE, "
                                          "PINHOLE, SIMPLE_RADIAL, RADIAL and OPENCV)");
-  if (!(options.loss_function_scale >= 0))
-    throw linalg_cuda::InvalidArgument("loss_function_scale must be at least 0, not " +
-                                       std::to_string(options.loss_function_scale));
+  // COLMAP takes a scale of 0 too, where Ceres' SoftL1 and Cauchy losses divide by it.
+  if (options.loss_function_type != ColmapBundleAdjustmentOptions::LossFunctionType::Trivial &&
+      !(options.loss_function_scale > 0 && std::isfinite(options.loss_function_scale)))
+    throw linalg_cuda::InvalidArgument("loss_function_scale must be positive and finite for a SOFT_L1 or CAUCHY "
+                                       "loss, not " + std::to_string(options.loss_function_scale));
 
   // The blocks are the model's distinct arrays, so Ceres' per-residual aliasing and duplicate checks
   // (a sorted copy of the blocks per residual) can find nothing.

@@ -186,9 +186,12 @@ TEST(ColmapBundleAdjuster, RejectsModelsItCannotAdjust) {
   broken.images.at(2).camera_id = 99;
   EXPECT_THROW(ColmapBundleAdjuster(&broken, ColmapBundleAdjustmentOptions()), linalg_cuda::InvalidArgument);
   ColmapModel bad_scale = mixed_model(4, 50, 4);
-  ColmapBundleAdjustmentOptions negative;
-  negative.loss_function_scale = -1;
-  EXPECT_THROW(ColmapBundleAdjuster(&bad_scale, negative), linalg_cuda::InvalidArgument);
+  ColmapBundleAdjustmentOptions zero;
+  zero.loss_function_type = ColmapBundleAdjustmentOptions::LossFunctionType::Cauchy;
+  zero.loss_function_scale = 0;
+  EXPECT_THROW(ColmapBundleAdjuster(&bad_scale, zero), linalg_cuda::InvalidArgument);
+  zero.loss_function_type = ColmapBundleAdjustmentOptions::LossFunctionType::Trivial;  // no scale to divide by
+  EXPECT_NO_THROW(ColmapBundleAdjuster(&bad_scale, zero));
 }
 
 // The rotation matrix of a unit quaternion (w, x, y, z), row-major.

@@ -32,7 +32,7 @@ namespace ceres_cuda {
 struct ColmapBundleAdjustmentOptions {
   enum class LossFunctionType { Trivial, SoftL1, Cauchy };
   LossFunctionType loss_function_type = LossFunctionType::Trivial;
-  double loss_function_scale = 1.0;  // a of ceres::SoftLOneLoss or CauchyLoss
+  double loss_function_scale = 1.0;  // a of ceres::SoftLOneLoss or CauchyLoss (positive)
 
   bool refine_focal_length = true;
   bool refine_principal_point = false;
@@ -64,7 +64,8 @@ class ColmapBundleAdjuster {
   // Builds the problem over `model`, which must outlive the adjuster and which the solve refines in
   // place (its quaternions are scaled to unit length first). Throws linalg_cuda::InvalidArgument when the
   // model does not validate(), has fewer than two images, or has a camera whose model
-  // ColmapReprojectionError does not take (naming the camera and its model).
+  // ColmapReprojectionError does not take (naming the camera and its model), or when a SoftL1 or Cauchy
+  // loss has no positive scale.
   ColmapBundleAdjuster(ColmapModel* model, const ColmapBundleAdjustmentOptions& options);
   ~ColmapBundleAdjuster();
 

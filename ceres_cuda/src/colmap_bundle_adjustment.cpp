@@ -149,13 +149,15 @@ ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundl
                                        "loss, not " + std::to_string(options.loss_function_scale));
 
   // The blocks are the model's distinct arrays, so Ceres' per-residual aliasing and duplicate checks
-  // (a sorted copy of the blocks per residual) can find nothing.
+  // (a sorted copy of the blocks per residual) can find nothing. The adjuster owns the cost functions
+  // (in one deque) and the loss: a problem that owns them counts each in a map, millions of entries.
   ceres::Problem::Options problem_options;
   problem_options.disable_all_safety_checks = true;
+  problem_options.cost_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
   problem_ = std::make_unique<ceres::Problem>(problem_options);
-  // One loss for every residual, as COLMAP's; the problem owns it once a residual holds it.
-  std::unique_ptr<ceres::LossFunction> loss_owner(make_loss(options));
-  ceres::LossFunction* loss = loss_owner.get();
+  loss_.reset(make_loss(options));  // one for every residual, as COLMAP's
+  ceres::LossFunction* loss = loss_.get();
   // Residuals go in point by point: Ceres looks every block up in a map per residual, and a point's
   // observations in a row find its entry in cache (image by image, as COLMAP adds them, each looks up
   // a random point of millions). The order changes no result beyond rounding.
@@ -168,9 +170,9 @@ ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundl
       ColmapImage& image = model->images.at(e.image_id);
       ColmapCamera& camera = model->cameras.at(image.camera_id);
       const ColmapImagePoint& p = image.points2D[e.point2D_idx];
-      problem_->AddResidualBlock(new ColmapReprojectionError(camera.model, p.x, p.y), loss, image.qvec.data(),
-                                 image.tvec.data(), camera.params.data(), xyz);
-      loss_owner.release();
+      costs_.emplace_back(camera.model, p.x, p.y);
+      problem_->AddResidualBlock(&costs_.back(), loss, image.qvec.data(), image.tvec.data(), camera.params.data(),
+                                 xyz);
       ++observations[e.image_id];
     }
   }

@@ -16,15 +16,18 @@
 // first image of the registration order keeps its pose and the second its x translation (COLMAP's
 // gauge). Camera parameters not refined are held by a ceres::SubsetManifold, or the whole block is
 // constant. The points form the Schur complement's eliminated group.
+#include <ceres/loss_function.h>
 #include <ceres/problem.h>
 #include <ceres/solver.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <set>
 
 #include "ceres_cuda/colmap_model.h"
+#include "ceres_cuda/colmap_reprojection_error.h"
 
 namespace ceres_cuda {
 
@@ -82,6 +85,9 @@ class ColmapBundleAdjuster {
  private:
   ColmapModel* model_;
   ColmapBundleAdjustmentOptions options_;
+  // Declared before the problem, which refers to them, so that they outlive it.
+  std::deque<ColmapReprojectionError> costs_;
+  std::unique_ptr<ceres::LossFunction> loss_;
   std::unique_ptr<ceres::Problem> problem_;
   std::shared_ptr<ceres::ParameterBlockOrdering> ordering_;  // points in group 0, the rest in group 1
   std::size_t num_images_ = 0, num_observations_ = 0;

@@ -278,7 +278,8 @@ int main(int argc, char** argv) {
         o.num_observations = s.observations;
         bal = ceres_cuda::make_synthetic_bal(o);
       }
-      const fs::path dir = fs::path(work) / (s.bal_file.empty() ? "synthetic_" + std::to_string(s.cameras) : s.bal_file);
+      const fs::path dir =
+          fs::path(work) / (s.bal_file.empty() ? "synthetic_" + std::to_string(s.cameras) : s.bal_file);
       fs::remove_all(dir);
       fs::create_directories(dir / "input");
       const ceres_cuda::ColmapModel model = ceres_cuda::colmap_model_from_bal(bal);

@@ -58,7 +58,8 @@ const Settings& settings() {
       else if (value == "ceres")
         out.choice = Choice::Ceres;
       else if (value != "auto" && !value.empty())
-        std::fprintf(stderr, "ceres_cuda_preload: CERES_CUDA_SOLVER='%s' is none of auto, gpu, cpu, ceres; using auto\n",
+        std::fprintf(stderr,
+                     "ceres_cuda_preload: CERES_CUDA_SOLVER='%s' is none of auto, gpu, cpu, ceres; using auto\n",
                      solver);
     }
     const char* report = std::getenv("CERES_CUDA_REPORT");

@@ -130,7 +130,7 @@ std::size_t colmap_filter_observations_with_negative_depth(ColmapModel* model) {
 }
 
 ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundleAdjustmentOptions& options)
-    : model_(model), options_(options), ordering_(std::make_shared<ceres::ParameterBlockOrdering>()) {
+    : options_(options), ordering_(std::make_shared<ceres::ParameterBlockOrdering>()) {
   model->validate();
   const std::vector<std::uint32_t> order = model->registration_order();
   if (order.size() < 2)

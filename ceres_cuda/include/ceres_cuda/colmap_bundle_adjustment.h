@@ -65,10 +65,10 @@ std::size_t colmap_filter_observations_with_negative_depth(ColmapModel* model);
 class ColmapBundleAdjuster {
  public:
   // Builds the problem over `model`, which must outlive the adjuster and which the solve refines in
-  // place (its quaternions are scaled to unit length first). Throws linalg_cuda::InvalidArgument when the
-  // model does not validate(), has fewer than two images, or has a camera whose model
-  // ColmapReprojectionError does not take (naming the camera and its model), or when a SoftL1 or Cauchy
-  // loss has no positive scale.
+  // place (its quaternions are scaled to unit length first). Throws linalg_cuda::InvalidArgument when
+  // the model does not validate(), has fewer than two images, or has a camera whose model
+  // ColmapReprojectionError does not take (naming the camera and its model), or when a SoftL1 or
+  // Cauchy loss has no positive scale.
   ColmapBundleAdjuster(ColmapModel* model, const ColmapBundleAdjustmentOptions& options);
   ~ColmapBundleAdjuster();
 
@@ -83,7 +83,6 @@ class ColmapBundleAdjuster {
   std::size_t num_residual_blocks() const { return num_observations_; }
 
  private:
-  ColmapModel* model_;
   ColmapBundleAdjustmentOptions options_;
   // Declared before the problem, which refers to them, so that they outlive it.
   std::deque<ColmapReprojectionError> costs_;

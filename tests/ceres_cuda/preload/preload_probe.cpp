@@ -46,7 +46,8 @@ bool read(const char* path, Bal* bal) {
   for (int k = 0; ok && k < bal->observations; ++k) {
     int c, p;
     double x, y;
-    ok = std::fscanf(f, "%d %d %lf %lf", &c, &p, &x, &y) == 4 && c >= 0 && c < bal->cameras && p >= 0 && p < bal->points;
+    ok = std::fscanf(f, "%d %d %lf %lf", &c, &p, &x, &y) == 4 && c >= 0 && c < bal->cameras && p >= 0 &&
+         p < bal->points;
     bal->camera_index.push_back(c);
     bal->point_index.push_back(p);
     bal->xy.push_back(x);
@@ -62,13 +63,14 @@ bool read(const char* path, Bal* bal) {
   return ok;
 }
 
-void adjust(const Bal& input, int solve, ceres::LinearSolverType linear_solver, bool member, bool line_search = false) {
+void adjust(const Bal& input, int solve, ceres::LinearSolverType linear_solver, bool member,
+            bool line_search = false) {
   Bal bal = input;
   ceres::Problem problem;
   for (int k = 0; k < bal.observations; ++k)
-    problem.AddResidualBlock(new ceres::AutoDiffCostFunction<Snavely, 2, 9, 3>(new Snavely(bal.xy[2 * k], bal.xy[2 * k + 1])),
-                             nullptr, &bal.parameters[9 * bal.camera_index[k]],
-                             &bal.parameters[9 * bal.cameras + 3 * bal.point_index[k]]);
+    problem.AddResidualBlock(
+        new ceres::AutoDiffCostFunction<Snavely, 2, 9, 3>(new Snavely(bal.xy[2 * k], bal.xy[2 * k + 1])), nullptr,
+        &bal.parameters[9 * bal.camera_index[k]], &bal.parameters[9 * bal.cameras + 3 * bal.point_index[k]]);
   ceres::Solver::Options options;
   options.linear_solver_type = linear_solver;
   options.preconditioner_type = ceres::SCHUR_JACOBI;

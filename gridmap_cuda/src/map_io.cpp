@@ -1,15 +1,13 @@
 // Map output: ROS map_server files (PGM + YAML) and a PNG for people.
 //
-// Both images are written top-down (image row r shows grid row height - 1 - r), one row at a time, so
-// memory stays at one row whatever the size of the map.
+// Both images are written top-down (image row r shows grid row height - 1 - r), their rows made on all
+// threads: the PGM whole in memory (a byte a cell), the PNG in bands deflated in parallel
+// (parallel_png.h).
 #include "gridmap_cuda/map_io.h"
-
-#include <png.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <csetjmp>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "linalg_cuda/errors.h"
+#include "parallel_png.h"
 
 namespace gridmap_cuda {
 namespace {
@@ -153,61 +152,6 @@ std::string yaml_string(const std::string& s) {
   return out + "\"";
 }
 
-// ---- libpng ----------------------------------------------------------------------------------------
-// libpng reports errors by longjmp. Everything between setjmp and the libpng calls that may jump lives
-// in write_png_rows, which holds only trivially destructible locals; the C++ exception is thrown by the
-// caller after the jump has landed, never through libpng's C frames.
-
-struct PngErrorContext {
-  char message[512];
-};
-
-void on_png_error(png_structp png, png_const_charp message) {
-  auto* context = static_cast<PngErrorContext*>(png_get_error_ptr(png));
-  if (context != nullptr) {
-    std::snprintf(context->message, sizeof context->message, "%s", message != nullptr ? message : "libpng error");
-  }
-  png_longjmp(png, 1);
-}
-
-void on_png_warning(png_structp, png_const_charp) {}
-
-using RowFunction = void (*)(const OccupancyGrid&, int, std::uint8_t*);
-
-// Writes the whole PNG to `file`; returns false (message in `context`) if libpng failed.
-bool write_png_rows(std::FILE* file, const OccupancyGrid& grid, RowFunction fill_row, std::uint8_t* row,
-                    PngErrorContext* context) {
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, context, on_png_error, on_png_warning);
-  if (png == nullptr) {
-    std::snprintf(context->message, sizeof context->message, "png_create_write_struct failed");
-    return false;
-  }
-  png_infop info = png_create_info_struct(png);
-  if (info == nullptr) {
-    png_destroy_write_struct(&png, nullptr);
-    std::snprintf(context->message, sizeof context->message, "png_create_info_struct failed");
-    return false;
-  }
-  if (setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    return false;
-  }
-  const auto width = static_cast<png_uint_32>(grid.spec.width);
-  const auto height = static_cast<png_uint_32>(grid.spec.height);
-  png_init_io(png, file);
-  png_set_user_limits(png, 0x7fffffffU, 0x7fffffffU);
-  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  for (png_uint_32 r = 0; r < height; ++r) {
-    fill_row(grid, static_cast<int>(height - 1 - r), row);
-    png_write_row(png, row);
-  }
-  png_write_end(png, nullptr);
-  png_destroy_write_struct(&png, &info);
-  return true;
-}
-
 }  // namespace
 
 void save_ros_map(const OccupancyGrid& grid, const std::string& prefix, const RosMapOptions& options) {
@@ -229,11 +173,12 @@ void save_ros_map(const OccupancyGrid& grid, const std::string& prefix, const Ro
     OutputFile pgm(pgm_path, "save_ros_map");
     pgm.write("P5\n# CREATOR: cuda_solvers gridmap_cuda " + format_double(spec.resolution) + " m/pix\n" +
               std::to_string(spec.width) + " " + std::to_string(spec.height) + "\n255\n");
-    std::vector<std::uint8_t> row(static_cast<std::size_t>(spec.width));
-    for (int r = 0; r < spec.height; ++r) {
-      ros_row(grid, spec.height - 1 - r, options, row.data());
-      pgm.write(row.data(), row.size());
-    }
+    // The image at once, its rows on all threads (a probability per cell), then one write.
+    const auto width = static_cast<std::size_t>(spec.width);
+    std::vector<std::uint8_t> image(width * static_cast<std::size_t>(spec.height));
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < spec.height; ++r) ros_row(grid, spec.height - 1 - r, options, image.data() + r * width);
+    pgm.write(image.data(), image.size());
     pgm.close();
   }
 
@@ -252,11 +197,10 @@ void save_png(const OccupancyGrid& grid, const std::string& path) {
   check_grid(grid, "save_png");
   if (path.empty()) throw linalg_cuda::InvalidArgument("save_png: empty path");
   OutputFile file(path, "save_png");
-  std::vector<std::uint8_t> row(3 * static_cast<std::size_t>(grid.spec.width));
-  PngErrorContext context{};
-  if (!write_png_rows(file.get(), grid, rgb_row, row.data(), &context)) {
-    file.fail(std::string("libpng error (") + context.message + ") writing", 0);
-  }
+  const int height = grid.spec.height;
+  const std::string error = detail::write_parallel_png(
+      file.get(), grid.spec.width, height, [&](int row, std::uint8_t* rgb) { rgb_row(grid, height - 1 - row, rgb); });
+  if (!error.empty()) file.fail(error, errno);
   file.close();
 }
 

@@ -4,6 +4,7 @@
 //   gridmap_build                       # no log: a simulated robot in a generated floor plan
 //
 // Writes PREFIX.pgm + PREFIX.yaml (ROS map_server) and PREFIX.png (to look at).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -85,12 +86,15 @@ int main(int argc, char** argv) {
     const double setup_seconds = seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     mapper.insert(scans);
-    const gridmap_cuda::OccupancyGrid map = mapper.map();
+    const gridmap_cuda::OccupancyValues values = mapper.occupancy_values();
     const double build_seconds = seconds_since(t0);
+    const auto known_cells = static_cast<std::size_t>(
+        std::count_if(values.data.begin(), values.data.end(), [](std::int8_t v) { return v >= 0; }));
 
+    // The files from the mapper: its 8-bit images are computed where the map is.
     t0 = std::chrono::steady_clock::now();
-    gridmap_cuda::save_ros_map(map, out);
-    gridmap_cuda::save_png(map, out + ".png");
+    gridmap_cuda::save_ros_map(mapper, out);
+    gridmap_cuda::save_png(mapper, out + ".png");
     const double write_seconds = seconds_since(t0);
 
     const gridmap_cuda::MapperStats& stats = mapper.stats();
@@ -101,9 +105,9 @@ int main(int argc, char** argv) {
                 spec.height, spec.resolution, spec.width * spec.resolution, spec.height * spec.resolution,
                 spec.origin_x, spec.origin_y);
     std::printf("%-16s %llu cell updates, %zu cells known\n", "updates",
-                static_cast<unsigned long long>(stats.cell_updates), map.known_cells());
+                static_cast<unsigned long long>(stats.cell_updates), known_cells);
     std::printf("%-16s %s\n", "backend", linalg_cuda::to_string(mapper.backend()));
-    std::printf("%-16s %.2f ms map (insert + download), %.2f ms grid set-up, %.2f ms extent, %.1f ms reading, %.1f ms writing\n",
+    std::printf("%-16s %.2f ms map (insert + nav_msgs values), %.2f ms grid set-up, %.2f ms extent, %.1f ms reading, %.1f ms writing\n",
                 "time", build_seconds * 1e3, setup_seconds * 1e3, fit_seconds * 1e3, read_seconds * 1e3, write_seconds * 1e3);
     std::printf("%-16s %.3g cell updates/s\n", "rate", stats.cell_updates / build_seconds);
     std::printf("%-16s %s.pgm %s.yaml %s.png\n", "wrote", out.c_str(), out.c_str(), out.c_str());

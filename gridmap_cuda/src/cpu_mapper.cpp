@@ -43,17 +43,34 @@ class CpuMapper final : public MapperBackend {
     const BeamBatch batch = prepare_beams(scans, poses, spec_, model_);
     if (reset_first) reset();
     const EvidenceParams params = make_params(spec_, model_, table_size_, table_.data());
-    std::uint64_t updates = 0;
+    InsertResult result;
+    result.used_beams = batch.used_beams;
+    CellBox& box = result.updated;
     for (std::size_t s = 0; s < scans.size(); ++s) {
       const ScanGeometry& scan = batch.scans[s];
       for (int i = 0; i < scan.beams; ++i)
-        updates += for_each_beam_update(scan, i, scans[s].ranges[i], batch.beam_cos.data(), batch.beam_sin.data(),
-                                        params, 0, 1, [&](const CellUpdate& u) {
-                                          evidence_[u.index] += u.increment;
-                                          known_[u.index] = 1;
-                                        });
+        result.cell_updates += for_each_beam_update(scan, i, scans[s].ranges[i], batch.beam_cos.data(),
+                                                    batch.beam_sin.data(), params, 0, 1, [&](const CellUpdate& u) {
+                                                      evidence_[u.index] += u.increment;
+                                                      known_[u.index] = 1;
+                                                      box.x0 = std::min(box.x0, u.x);
+                                                      box.y0 = std::min(box.y0, u.y);
+                                                      box.x1 = std::max(box.x1, u.x);
+                                                      box.y1 = std::max(box.y1, u.y);
+                                                    });
     }
-    return {updates, batch.used_beams};
+    return result;
+  }
+
+  void values(const ValueCodec& codec, ValueKind kind, const CellBox& box, bool top_down,
+              std::uint8_t* out) const override {
+    const int w = box.x1 - box.x0 + 1, h = box.y1 - box.y0 + 1;
+    const auto n = static_cast<std::int64_t>(box.cells());
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::int64_t cell = box_cell_index(box.x0, box.y0, w, h, top_down, spec_.width, k);
+      out[k] = cell_value(kind, evidence_[cell], known_[cell] != 0, codec);
+    }
   }
 
   void read(OccupancyGrid* grid) const override {

@@ -11,6 +11,7 @@
 // one scan cannot overflow, see window_is_safe), then flushes each touched window cell with a single
 // global addition: about half the global atomics, and none of the contention.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -42,6 +43,31 @@ struct KernelInputs {
   unsigned long long* evidence;
   std::uint8_t* known;
   unsigned long long* updates;
+  int* updated;  // the updated cells' box: min x, min y, max x, max y
+};
+
+// A thread's share of the updated cells' box, merged over the warp and then into KernelInputs::updated.
+struct BoxTracker {
+  int x0 = INT_MAX, y0 = INT_MAX, x1 = -1, y1 = -1;
+
+  __device__ void add(int x, int y) {
+    x0 = min(x0, x);
+    y0 = min(y0, y);
+    x1 = max(x1, x);
+    y1 = max(y1, y);
+  }
+
+  __device__ void flush(int* box) const {
+    constexpr unsigned kAll = 0xffffffffu;
+    const int wx0 = __reduce_min_sync(kAll, x0), wy0 = __reduce_min_sync(kAll, y0);
+    const int wx1 = __reduce_max_sync(kAll, x1), wy1 = __reduce_max_sync(kAll, y1);
+    if ((threadIdx.x & 31) == 0 && wx1 >= 0) {
+      atomicMin(box, wx0);
+      atomicMin(box + 1, wy0);
+      atomicMax(box + 2, wx1);
+      atomicMax(box + 3, wy1);
+    }
+  }
 };
 
 __device__ __forceinline__ void add_to_map(const KernelInputs& in, int64_t index, int64_t increment) {
@@ -61,6 +87,7 @@ __global__ void __launch_bounds__(kThreads) insert_beams_kernel(KernelInputs in,
   const int lane = threadIdx.x & 31;
   const int warps = (gridDim.x * kThreads) >> 5;
   unsigned long long count = 0;
+  BoxTracker box;
   for (int beam = (blockIdx.x * kThreads + threadIdx.x) >> 5; beam < total_beams; beam += warps) {
     // The scan holding this beam: the last one whose first beam is <= beam (empty scans share a
     // first beam with their successor, and the search passes over them).
@@ -72,9 +99,13 @@ __global__ void __launch_bounds__(kThreads) insert_beams_kernel(KernelInputs in,
     }
     const ScanGeometry& scan = in.scans[lo];
     count += for_each_beam_update(scan, beam - scan.first_beam, in.ranges[beam], in.beam_cos, in.beam_sin, in.params,
-                                  lane, 32, [&](const CellUpdate& u) { add_to_map(in, u.index, u.increment); });
+                                  lane, 32, [&](const CellUpdate& u) {
+                                    add_to_map(in, u.index, u.increment);
+                                    box.add(u.x, u.y);
+                                  });
   }
   count_updates(in, count);
+  box.flush(in.updated);
 }
 
 // One block per scan, with the shared-memory window around the laser (see the top of the file).
@@ -85,6 +116,7 @@ __global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(Ker
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   constexpr int kWarps = kScanThreads / 32;
   unsigned long long count = 0;
+  BoxTracker box;
   for (int s = blockIdx.x; s < in.num_scans; s += gridDim.x) {
     for (int k = threadIdx.x; k < static_cast<int>(kWindowBytes / sizeof(int4)); k += kScanThreads)
       window_storage[k] = make_int4(0, 0, 0, 0);
@@ -94,6 +126,7 @@ __global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(Ker
     for (int i = warp; i < scan.beams; i += kWarps)
       count += for_each_beam_update(scan, i, in.ranges[scan.first_beam + i], in.beam_cos, in.beam_sin, in.params, lane,
                                     32, [&](const CellUpdate& u) {
+                                      box.add(u.x, u.y);
                                       const unsigned wx = static_cast<unsigned>(u.x - window_x);
                                       const unsigned wy = static_cast<unsigned>(u.y - window_y);
                                       if (wx < kWindow && wy < kWindow) {
@@ -113,6 +146,31 @@ __global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(Ker
     __syncthreads();  // the window is cleared for the next scan
   }
   count_updates(in, count);
+  box.flush(in.updated);
+}
+
+// The 8-bit values of a box of cells (value_codec.h), a thread per output byte.
+__global__ void __launch_bounds__(kThreads) values_kernel(const long long* __restrict__ evidence,
+                                                          const std::uint8_t* __restrict__ known, ValueCodec codec,
+                                                          ValueKind kind, CellBox box, bool top_down, int grid_width,
+                                                          std::uint8_t* __restrict__ out, std::int64_t n) {
+  const int w = box.x1 - box.x0 + 1, h = box.y1 - box.y0 + 1;
+  for (std::int64_t k = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; k < n; k += std::int64_t(gridDim.x) * kThreads) {
+    const std::int64_t cell = box_cell_index(box.x0, box.y0, w, h, top_down, grid_width, k);
+    out[k] = cell_value(kind, evidence[cell], known[cell] != 0, codec);
+  }
+}
+
+// Copies n values in chunks on all cores (small copies on this one: not worth waking threads).
+template <typename T>
+void copy_on_all_cores(const T* from, std::size_t n, T* to) {
+  constexpr long kChunk = 1 << 16;
+  const long chunks = static_cast<long>((n + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static) if (chunks > 8)
+  for (long c = 0; c < chunks; ++c) {
+    const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
+    std::copy_n(from + begin, std::min<std::size_t>(kChunk, n - begin), to + begin);
+  }
 }
 
 // The 32-bit window sums are exact when no scan can push a cell past 2^31 - 1 units.
@@ -140,7 +198,7 @@ class CudaMapper final : public MapperBackend {
     } catch (const linalg_cuda::DeviceMemoryError&) {
       linalg_cuda::detail::throw_device_memory_error(grid, needed);
     }
-    updates_.reserve(sizeof(unsigned long long));
+    updates_.reserve(sizeof(DeviceResult));
     // The window kernel's shared memory is above the default 48 KB; the opt-in is per device.
     LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            kWindowBytes));
@@ -189,7 +247,9 @@ class CudaMapper final : public MapperBackend {
                 reinterpret_cast<double*>(host + range_bytes + scan_bytes + direction_bytes));
     inputs_.reserve(bytes);
     LINALG_CUDA_CHECK(cudaMemcpyAsync(inputs_.data(), host, bytes, cudaMemcpyHostToDevice, stream));
-    LINALG_CUDA_CHECK(cudaMemsetAsync(updates_.data(), 0, sizeof(unsigned long long), stream));
+    *result_host_.as<DeviceResult>() = DeviceResult{0, {INT_MAX, INT_MAX, -1, -1}};
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(updates_.data(), result_host_.data(), sizeof(DeviceResult), cudaMemcpyHostToDevice,
+                                      stream));
 
     const unsigned char* device = inputs_.as<unsigned char>();
     KernelInputs in;
@@ -201,7 +261,8 @@ class CudaMapper final : public MapperBackend {
     in.params = make_params(spec_, model_, table_size_, table_.as<EvidenceEntry>());
     in.evidence = evidence_.as<unsigned long long>();
     in.known = known_.as<std::uint8_t>();
-    in.updates = updates_.as<unsigned long long>();
+    in.updates = &updates_.as<DeviceResult>()->updates;
+    in.updated = updates_.as<DeviceResult>()->box;
 
     const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
     if (in.num_scans >= props.multiProcessorCount && window_is_safe(batch, max_increment_)) {
@@ -217,10 +278,35 @@ class CudaMapper final : public MapperBackend {
       insert_beams_kernel<<<blocks, kThreads, 0, stream>>>(in, batch.total_beams);
     }
     LINALG_CUDA_CHECK_LAUNCH();
-    unsigned long long updates = 0;
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(&updates, updates_.data(), sizeof(updates), cudaMemcpyDeviceToHost, stream));
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(result_host_.as<unsigned char>(), updates_.data(), sizeof(DeviceResult),
+                                      cudaMemcpyDeviceToHost, stream));
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return {updates, batch.used_beams};
+    const DeviceResult& r = *result_host_.as<DeviceResult>();
+    InsertResult result;
+    result.cell_updates = r.updates;
+    result.used_beams = batch.used_beams;
+    result.updated = {r.box[0], r.box[1], r.box[2], r.box[3]};
+    return result;
+  }
+
+  void values(const ValueCodec& codec, ValueKind kind, const CellBox& box, bool top_down,
+              std::uint8_t* out) const override {
+    std::lock_guard<std::mutex> lock(download_mutex_);
+    const std::size_t n = box.cells();
+    if (n == 0) return;
+    const cudaStream_t stream = linalg_cuda::thread_context().stream();
+    values_.reserve(n);
+    const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
+    const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::resident_blocks(props, kThreads),
+                                               linalg_cuda::detail::blocks_for(n, kThreads));
+    values_kernel<<<blocks, kThreads, 0, stream>>>(evidence_.as<long long>(), known_.as<std::uint8_t>(), codec, kind,
+                                                   box, top_down, spec_.width, values_.as<std::uint8_t>(),
+                                                   static_cast<std::int64_t>(n));
+    LINALG_CUDA_CHECK_LAUNCH();
+    download_.reserve(n);
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.data(), values_.data(), n, cudaMemcpyDeviceToHost, stream));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+    copy_on_all_cores(download_.as<std::uint8_t>(), n, out);
   }
 
   void read(OccupancyGrid* grid) const override {
@@ -236,16 +322,8 @@ class CudaMapper final : public MapperBackend {
     grid->evidence.resize(cells);
     grid->known.resize(cells);
     LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const std::int64_t* evidence = download_.as<std::int64_t>();
-    const std::uint8_t* known = download_.as<std::uint8_t>() + evidence_bytes;
-    constexpr long kChunk = 1 << 16;
-    const long chunks = static_cast<long>((cells + kChunk - 1) / kChunk);
-#pragma omp parallel for schedule(static) if (chunks > 8)  // small maps: not worth waking threads
-    for (long c = 0; c < chunks; ++c) {
-      const std::size_t begin = static_cast<std::size_t>(c) * kChunk, n = std::min<std::size_t>(kChunk, cells - begin);
-      std::copy_n(evidence + begin, n, grid->evidence.data() + begin);
-      std::copy_n(known + begin, n, grid->known.data() + begin);
-    }
+    copy_on_all_cores(download_.as<std::int64_t>(), cells, grid->evidence.data());
+    copy_on_all_cores(download_.as<std::uint8_t>() + evidence_bytes, cells, grid->known.data());
   }
 
  private:
@@ -253,8 +331,15 @@ class CudaMapper final : public MapperBackend {
   SensorModel model_;
   int table_size_ = 0;
   int64_t max_increment_ = 0;
+  // What an insert's kernels count: cell updates and the updated cells' box.
+  struct DeviceResult {
+    unsigned long long updates;
+    int box[4];
+  };
   linalg_cuda::DeviceBuffer evidence_, known_, table_, updates_, inputs_;
+  mutable linalg_cuda::DeviceBuffer values_;
   linalg_cuda::PinnedBuffer staging_;
+  linalg_cuda::PinnedBuffer result_host_{sizeof(DeviceResult)};
   mutable linalg_cuda::PinnedBuffer download_;
   mutable std::mutex download_mutex_;  // map() may be called from several threads
 };

@@ -20,19 +20,35 @@ GridMapper::~GridMapper() = default;
 GridMapper::GridMapper(GridMapper&&) noexcept = default;
 GridMapper& GridMapper::operator=(GridMapper&&) noexcept = default;
 
-void GridMapper::insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
-                              bool reset_first) {
+std::array<int, 4> GridMapper::insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                                            bool reset_first) {
   const detail::InsertResult result = impl_->insert(scans, poses, reset_first);
   if (reset_first) stats_ = {};
   stats_.scans += scans.size();
   stats_.beams += detail::count_beams(scans);
   stats_.used_beams += result.used_beams;
   stats_.cell_updates += result.cell_updates;
+  return {result.updated.x0, result.updated.y0, result.updated.x1, result.updated.y1};
 }
 
 void GridMapper::insert(const LaserScan& scan) {
   // A one-element batch; the vector copy is one scan's ranges, small next to the transfer.
   insert_batch(std::vector<LaserScan>{scan}, nullptr, false);
+}
+
+MapUpdate GridMapper::insert_with_update(const LaserScan& scan) {
+  const std::array<int, 4> b = insert_batch(std::vector<LaserScan>{scan}, nullptr, false);
+  const detail::CellBox box{b[0], b[1], b[2], b[3]};
+  MapUpdate update;
+  if (box.empty()) return update;
+  update.x = box.x0;
+  update.y = box.y0;
+  update.width = box.x1 - box.x0 + 1;
+  update.height = box.y1 - box.y0 + 1;
+  update.data.resize(box.cells());
+  impl_->values(detail::make_value_codec(prior_log_odds()), detail::ValueKind::OccupancyPercent, box, false,
+                reinterpret_cast<std::uint8_t*>(update.data.data()));
+  return update;
 }
 
 void GridMapper::insert(const std::vector<LaserScan>& scans) { insert_batch(scans, nullptr, false); }
@@ -47,12 +63,40 @@ void GridMapper::reset() {
   stats_ = {};
 }
 
+double GridMapper::prior_log_odds() const { return std::log(model_.p_prior / (1.0 - model_.p_prior)); }
+
 OccupancyGrid GridMapper::map() const {
   OccupancyGrid grid;
   grid.spec = spec_;
-  grid.prior_log_odds = std::log(model_.p_prior / (1.0 - model_.p_prior));
+  grid.prior_log_odds = prior_log_odds();
   impl_->read(&grid);
   return grid;
+}
+
+namespace {
+
+detail::CellBox whole(const GridSpec& spec) { return {0, 0, spec.width - 1, spec.height - 1}; }
+
+}  // namespace
+
+OccupancyValues GridMapper::occupancy_values() const {
+  OccupancyValues values;
+  occupancy_values(&values);
+  return values;
+}
+
+void GridMapper::occupancy_values(OccupancyValues* values) const {
+  values->spec = spec_;
+  values->data.resize(spec_.cells());
+  impl_->values(detail::make_value_codec(prior_log_odds()), detail::ValueKind::OccupancyPercent, whole(spec_), false,
+                reinterpret_cast<std::uint8_t*>(values->data.data()));
+}
+
+std::vector<std::uint8_t> GridMapper::ros_image(const RosMapOptions& options) const {
+  const detail::ValueCodec codec = detail::make_value_codec(prior_log_odds(), options);
+  std::vector<std::uint8_t> image(spec_.cells());
+  impl_->values(codec, detail::ValueKind::RosTrinary, whole(spec_), true, image.data());
+  return image;
 }
 
 }  // namespace gridmap_cuda

@@ -16,15 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "gridmap_cuda/grid_mapper.h"
 #include "linalg_cuda/errors.h"
 #include "parallel_png.h"
+#include "value_codec.h"
 
 namespace gridmap_cuda {
 namespace {
 
-constexpr std::uint8_t kRosOccupied = 0;
-constexpr std::uint8_t kRosFree = 254;
-constexpr std::uint8_t kRosUnknown = 205;
+using detail::kRosFree;
+using detail::kRosOccupied;
+using detail::kRosUnknown;
 constexpr std::uint8_t kUnknownRgb[3] = {200, 215, 230};
 
 // The shortest "%.Ng" text that reads back as the same double (at most 17 digits), with ".0" added to
@@ -152,36 +154,19 @@ std::string yaml_string(const std::string& s) {
   return out + "\"";
 }
 
-}  // namespace
-
-void save_ros_map(const OccupancyGrid& grid, const std::string& prefix, const RosMapOptions& options) {
-  check_grid(grid, "save_ros_map");
-  if (!std::isfinite(options.occupied_thresh) || !std::isfinite(options.free_thresh) ||
-      options.free_thresh < 0.0 || options.occupied_thresh > 1.0 || options.free_thresh > options.occupied_thresh) {
-    throw linalg_cuda::InvalidArgument("save_ros_map: thresholds must satisfy 0 <= free_thresh (" +
-                                       format_double(options.free_thresh) + ") <= occupied_thresh (" +
-                                       format_double(options.occupied_thresh) + ") <= 1");
-  }
-  if (prefix.empty()) throw linalg_cuda::InvalidArgument("save_ros_map: empty prefix");
-
-  const GridSpec& spec = grid.spec;
+// PREFIX.pgm from `image` (top-down rows, a byte a cell) and PREFIX.yaml.
+void write_ros_map(const GridSpec& spec, const std::uint8_t* image, const std::string& prefix,
+                   const RosMapOptions& options) {
   const std::string pgm_path = prefix + ".pgm";
   const std::string yaml_path = prefix + ".yaml";
   const std::string image_name = std::filesystem::path(prefix).filename().string() + ".pgm";
-
   {
     OutputFile pgm(pgm_path, "save_ros_map");
     pgm.write("P5\n# CREATOR: cuda_solvers gridmap_cuda " + format_double(spec.resolution) + " m/pix\n" +
               std::to_string(spec.width) + " " + std::to_string(spec.height) + "\n255\n");
-    // The image at once, its rows on all threads (a probability per cell), then one write.
-    const auto width = static_cast<std::size_t>(spec.width);
-    std::vector<std::uint8_t> image(width * static_cast<std::size_t>(spec.height));
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < spec.height; ++r) ros_row(grid, spec.height - 1 - r, options, image.data() + r * width);
-    pgm.write(image.data(), image.size());
+    pgm.write(image, spec.cells());
     pgm.close();
   }
-
   OutputFile yaml(yaml_path, "save_ros_map");
   yaml.write("image: " + yaml_string(image_name) + "\n" +
              "resolution: " + format_double(spec.resolution) + "\n" +
@@ -193,6 +178,39 @@ void save_ros_map(const OccupancyGrid& grid, const std::string& prefix, const Ro
   yaml.close();
 }
 
+// The picture's palette for nav_msgs values: entry v (0..100) is the grey of probability v / 100,
+// entry 101 the unknown colour.
+constexpr int kUnknownIndex = 101;
+
+std::vector<std::uint8_t> percent_palette() {
+  std::vector<std::uint8_t> palette;
+  for (int v = 0; v <= 100; ++v) palette.insert(palette.end(), 3, static_cast<std::uint8_t>(std::lround(2.55 * (100 - v))));
+  palette.insert(palette.end(), kUnknownRgb, kUnknownRgb + 3);
+  return palette;
+}
+
+}  // namespace
+
+void save_ros_map(const OccupancyGrid& grid, const std::string& prefix, const RosMapOptions& options) {
+  check_grid(grid, "save_ros_map");
+  detail::validate_ros_options(options, "save_ros_map");
+  if (prefix.empty()) throw linalg_cuda::InvalidArgument("save_ros_map: empty prefix");
+  // The image at once, its rows on all threads (a probability per cell), then one write.
+  const GridSpec& spec = grid.spec;
+  const auto width = static_cast<std::size_t>(spec.width);
+  std::vector<std::uint8_t> image(width * static_cast<std::size_t>(spec.height));
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < spec.height; ++r) ros_row(grid, spec.height - 1 - r, options, image.data() + r * width);
+  write_ros_map(spec, image.data(), prefix, options);
+}
+
+void save_ros_map(const GridMapper& mapper, const std::string& prefix, const RosMapOptions& options) {
+  detail::validate_ros_options(options, "save_ros_map");
+  if (prefix.empty()) throw linalg_cuda::InvalidArgument("save_ros_map: empty prefix");
+  const std::vector<std::uint8_t> image = mapper.ros_image(options);
+  write_ros_map(mapper.spec(), image.data(), prefix, options);
+}
+
 void save_png(const OccupancyGrid& grid, const std::string& path) {
   check_grid(grid, "save_png");
   if (path.empty()) throw linalg_cuda::InvalidArgument("save_png: empty path");
@@ -200,6 +218,20 @@ void save_png(const OccupancyGrid& grid, const std::string& path) {
   const int height = grid.spec.height;
   const std::string error = detail::write_parallel_png(
       file.get(), grid.spec.width, height, [&](int row, std::uint8_t* rgb) { rgb_row(grid, height - 1 - row, rgb); });
+  if (!error.empty()) file.fail(error, errno);
+  file.close();
+}
+
+void save_png(const GridMapper& mapper, const std::string& path) {
+  if (path.empty()) throw linalg_cuda::InvalidArgument("save_png: empty path");
+  const OccupancyValues values = mapper.occupancy_values();
+  const int width = values.spec.width, height = values.spec.height;
+  OutputFile file(path, "save_png");
+  const std::string error = detail::write_parallel_indexed_png(
+      file.get(), width, height, percent_palette(), [&](int row, std::uint8_t* indices) {
+        const std::int8_t* v = values.data.data() + static_cast<std::size_t>(height - 1 - row) * width;
+        for (int x = 0; x < width; ++x) indices[x] = v[x] < 0 ? kUnknownIndex : static_cast<std::uint8_t>(v[x]);
+      });
   if (!error.empty()) file.fail(error, errno);
   file.close();
 }

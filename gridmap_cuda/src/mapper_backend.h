@@ -6,15 +6,24 @@
 #include <vector>
 
 #include "beam_batch.h"
+#include "value_codec.h"
 #include "gridmap_cuda/grid_spec.h"
 #include "gridmap_cuda/laser_scan.h"
 #include "gridmap_cuda/occupancy_grid.h"
 
 namespace gridmap_cuda::detail {
 
+// Cells x0..x1 by y0..y1 (inclusive); empty while x1 < x0.
+struct CellBox {
+  int x0 = 2147483647, y0 = 2147483647, x1 = -1, y1 = -1;
+  bool empty() const { return x1 < x0 || y1 < y0; }
+  std::size_t cells() const { return empty() ? 0 : std::size_t(x1 - x0 + 1) * std::size_t(y1 - y0 + 1); }
+};
+
 struct InsertResult {
   std::uint64_t cell_updates = 0;
   std::uint64_t used_beams = 0;
+  CellBox updated;  // the bounding box of the cells the insert updated
 };
 
 class MapperBackend {
@@ -28,6 +37,10 @@ class MapperBackend {
                               bool reset_first) = 0;
   // Copies the map into grid->evidence and grid->known (sized by the caller's spec).
   virtual void read(OccupancyGrid* grid) const = 0;
+  // The 8-bit values (value_codec.h) of the cells of `box` (inside the grid), computed where the map
+  // is, into out (box.cells() bytes): rows from the box's smallest y, or from its largest if top_down.
+  virtual void values(const ValueCodec& codec, ValueKind kind, const CellBox& box, bool top_down,
+                      std::uint8_t* out) const = 0;
 };
 
 std::unique_ptr<MapperBackend> make_cpu_mapper(const GridSpec& spec, const SensorModel& model);

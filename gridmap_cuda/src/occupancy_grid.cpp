@@ -5,9 +5,25 @@
 
 namespace gridmap_cuda {
 
+double evidence_probability(double prior_log_odds, std::int64_t evidence) {
+  return 1.0 / (1.0 + std::exp(-(prior_log_odds + static_cast<double>(evidence) / kEvidenceScale)));
+}
+
 double OccupancyGrid::probability(std::size_t cell) const {
   if (!known[cell]) return -1.0;
-  return 1.0 / (1.0 + std::exp(-log_odds(cell)));
+  return evidence_probability(prior_log_odds, evidence[cell]);
+}
+
+std::int8_t OccupancyGrid::occupancy_value(std::size_t cell) const {
+  if (!known[cell]) return kUnknownOccupancy;
+  return static_cast<std::int8_t>(std::lround(100.0 * probability(cell)));
+}
+
+OccupancyValues OccupancyGrid::occupancy_values() const {
+  OccupancyValues values{spec, std::vector<std::int8_t>(evidence.size())};
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < values.data.size(); ++i) values.data[i] = occupancy_value(i);
+  return values;
 }
 
 std::vector<float> OccupancyGrid::probabilities() const {

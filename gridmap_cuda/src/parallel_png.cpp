@@ -41,15 +41,16 @@ struct Band {
   std::string error;
 };
 
-// Deflates rows [first, last) (each a filter byte 0, then its RGB) as raw deflate, ended by a sync
-// flush, or by the stream's end for the last band.
-void deflate_band(int first, int last, int width, bool final_band, const RgbRowFunction& fill_row, Band* band) {
+// Deflates rows [first, last) (each a filter byte, then its pixels of `channels` bytes) as raw
+// deflate, ended by a sync flush, or by the stream's end for the last band.
+void deflate_band(int first, int last, int width, int channels, bool final_band, const RgbRowFunction& fill_row,
+                  Band* band) {
   z_stream z{};
   if (deflateInit2(&z, kLevel, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK) {
     band->error = "deflateInit2 failed";
     return;
   }
-  std::vector<std::uint8_t> row(1 + 3 * static_cast<std::size_t>(width));
+  std::vector<std::uint8_t> row(1 + static_cast<std::size_t>(channels) * width);
   band->deflated.resize(deflateBound(&z, row.size()) + 64);
   band->adler = adler32(0L, nullptr, 0);
   std::size_t used = 0;
@@ -58,7 +59,8 @@ void deflate_band(int first, int last, int width, bool final_band, const RgbRowF
     // free area's become runs of zeros.
     fill_row(r, row.data() + 1);
     row[0] = 1;
-    for (std::size_t k = row.size() - 1; k > 3; --k) row[k] = static_cast<std::uint8_t>(row[k] - row[k - 3]);
+    const std::size_t step = static_cast<std::size_t>(channels);
+    for (std::size_t k = row.size() - 1; k > step; --k) row[k] = static_cast<std::uint8_t>(row[k] - row[k - step]);
     band->adler = adler32_z(band->adler, row.data(), row.size());
     band->raw_bytes += row.size();
     z.next_in = row.data();
@@ -82,9 +84,9 @@ void deflate_band(int first, int last, int width, bool final_band, const RgbRowF
   deflateEnd(&z);
 }
 
-}  // namespace
-
-std::string write_parallel_png(std::FILE* file, int width, int height, const RgbRowFunction& fill_row) {
+// The PNG of `channels` bytes a pixel (3: RGB; 1: palette indices into `palette`).
+std::string write_png(std::FILE* file, int width, int height, int channels, const std::vector<std::uint8_t>& palette,
+                      const RgbRowFunction& fill_row) {
   // zlib takes a row in one call of at most 4 GiB; PNG allows 2^31 - 1 pixels a side.
   if (width <= 0 || height <= 0 || width > (1 << 28))
     return "cannot hold an image of " + std::to_string(width) + " x " + std::to_string(height) + " pixels in a PNG";
@@ -93,7 +95,7 @@ std::string write_parallel_png(std::FILE* file, int width, int height, const Rgb
 #pragma omp parallel for schedule(dynamic, 1)
   for (int b = 0; b < num_bands; ++b) {
     const int first = b * kRowsPerBand, last = std::min(height, first + kRowsPerBand);
-    deflate_band(first, last, width, b + 1 == num_bands, fill_row, &bands[static_cast<std::size_t>(b)]);
+    deflate_band(first, last, width, channels, b + 1 == num_bands, fill_row, &bands[static_cast<std::size_t>(b)]);
   }
   uLong adler = adler32(0L, nullptr, 0);
   for (const Band& band : bands) {
@@ -106,8 +108,10 @@ std::string write_parallel_png(std::FILE* file, int width, int height, const Rgb
   std::vector<std::uint8_t> header;
   put_u32(&header, static_cast<std::uint32_t>(width));
   put_u32(&header, static_cast<std::uint32_t>(height));
-  header.insert(header.end(), {8, 2, 0, 0, 0});  // 8 bits, RGB, deflate, adaptive filters, no interlace
+  // 8 bits, RGB or palette, deflate, adaptive filters, no interlace.
+  header.insert(header.end(), {8, static_cast<std::uint8_t>(channels == 3 ? 2 : 3), 0, 0, 0});
   if (!write_chunk(file, "IHDR", header.data(), header.size())) return "cannot write";
+  if (channels == 1 && !write_chunk(file, "PLTE", palette.data(), palette.size())) return "cannot write";
   // The zlib stream: its 2-byte header (deflate, 32 KiB window, fastest), the bands, the Adler-32.
   const std::array<std::uint8_t, 2> zlib_header = {0x78, 0x01};
   if (!write_chunk(file, "IDAT", zlib_header.data(), zlib_header.size())) return "cannot write";
@@ -121,6 +125,19 @@ std::string write_parallel_png(std::FILE* file, int width, int height, const Rgb
   if (!write_chunk(file, "IDAT", trailer.data(), trailer.size())) return "cannot write";
   if (!write_chunk(file, "IEND", nullptr, 0)) return "cannot write";
   return "";
+}
+
+}  // namespace
+
+std::string write_parallel_png(std::FILE* file, int width, int height, const RgbRowFunction& fill_row) {
+  return write_png(file, width, height, 3, {}, fill_row);
+}
+
+std::string write_parallel_indexed_png(std::FILE* file, int width, int height, const std::vector<std::uint8_t>& palette,
+                                       const IndexRowFunction& fill_row) {
+  if (palette.empty() || palette.size() % 3 != 0 || palette.size() > 3 * 256)
+    return "a palette of " + std::to_string(palette.size()) + " bytes is not 1 to 256 RGB colours";
+  return write_png(file, width, height, 1, palette, fill_row);
 }
 
 }  // namespace gridmap_cuda::detail

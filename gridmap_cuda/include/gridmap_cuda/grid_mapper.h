@@ -4,18 +4,24 @@
 //   gridmap_cuda::GridSpec spec = gridmap_cuda::fit_grid(scans, 0.025);
 //   gridmap_cuda::GridMapper mapper(spec);            // SensorModel defaults, Backend::Auto
 //   mapper.insert(scans);                             // the whole log: one upload, one launch
-//   gridmap_cuda::save_ros_map(mapper.map(), "map");  // map.pgm + map.yaml for map_server
+//   gridmap_cuda::save_ros_map(mapper, "map");        // map.pgm + map.yaml for map_server
+//
+// A ROS node streams instead: each insert_with_update(scan) returns the region the scan changed with
+// its nav_msgs values (an OccupancyGridUpdate), and occupancy_values() the whole OccupancyGrid's.
 //
 // After a loop closure, rebuild(scans, corrected_poses) makes the map anew from the same scans.
 // The map is a sum of per-beam log-odds terms in fixed point, so it does not depend on the order of
 // the scans or beams, and the CUDA and CPU backends give bit-identical maps.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "gridmap_cuda/grid_spec.h"
 #include "gridmap_cuda/laser_scan.h"
+#include "gridmap_cuda/map_io.h"
 #include "gridmap_cuda/occupancy_grid.h"
+#include "gridmap_cuda/occupancy_values.h"
 #include "gridmap_cuda/sensor_model.h"
 #include "linalg_cuda/backend.h"
 
@@ -45,6 +51,9 @@ class GridMapper {
 
   // Streaming: one scan as it arrives.
   void insert(const LaserScan& scan);
+  // The same, returning the bounding box of the cells the scan updated and the box's nav_msgs values
+  // after it (computed where the map is; the box's bytes are all that is copied from the GPU).
+  MapUpdate insert_with_update(const LaserScan& scan);
   // A whole log (or any batch) in one transfer and one launch.
   void insert(const std::vector<LaserScan>& scans);
   // Loop closure: clears the map and inserts `scans` with their laser poses replaced by `new_poses`
@@ -53,14 +62,26 @@ class GridMapper {
   // Unknown again everywhere; the statistics restart.
   void reset();
 
+  // The whole map as log-odds evidence and known flags, copied to the host: 9 bytes a cell.
   OccupancyGrid map() const;
+  // nav_msgs/OccupancyGrid's values of every cell, computed where the map is (on the GPU for the CUDA
+  // backend) and copied at one byte a cell; equal to map().occupancy_values().
+  OccupancyValues occupancy_values() const;
+  // The same into `values`, reusing its memory (a node that publishes the map again and again).
+  void occupancy_values(OccupancyValues* values) const;
+  // map_server's trinary image (0 occupied, 254 free, 205 unknown; the first row is the largest y),
+  // computed where the map is and copied at one byte a cell; save_ros_map(mapper, ...) writes it.
+  std::vector<std::uint8_t> ros_image(const RosMapOptions& options = {}) const;
   const GridSpec& spec() const { return spec_; }
   const SensorModel& model() const { return model_; }
   Backend backend() const { return backend_; }
   const MapperStats& stats() const { return stats_; }
 
  private:
-  void insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, bool reset_first);
+  // Returns the box of the cells the batch updated (cell coordinates, inclusive; x1 < x0 for none).
+  std::array<int, 4> insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                                  bool reset_first);
+  double prior_log_odds() const;
   GridSpec spec_;
   SensorModel model_;
   Backend backend_;

@@ -6,5 +6,6 @@
 #include "gridmap_cuda/laser_scan.h"
 #include "gridmap_cuda/map_io.h"
 #include "gridmap_cuda/occupancy_grid.h"
+#include "gridmap_cuda/occupancy_values.h"
 #include "gridmap_cuda/sensor_model.h"
 #include "gridmap_cuda/synthetic_log.h"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gridmap_cuda/grid_spec.h"
+#include "gridmap_cuda/occupancy_values.h"
 
 namespace gridmap_cuda {
 
@@ -13,6 +14,9 @@ namespace gridmap_cuda {
 // updates (1e-2 after 20,000 updates, far below what changes a probability that is drawn or
 // thresholded). Sums are 64-bit: no overflow for any realistic number of updates.
 constexpr double kEvidenceScale = 1048576.0;
+
+// The occupancy probability of a cell of this evidence on a map of this prior (logit(p_prior)).
+double evidence_probability(double prior_log_odds, std::int64_t evidence);
 
 struct OccupancyGrid {
   GridSpec spec;
@@ -26,6 +30,10 @@ struct OccupancyGrid {
   double probability(std::size_t cell) const;
   // All cells, row by row (row 0 = smallest y), -1 where unknown.
   std::vector<float> probabilities() const;
+  // nav_msgs/OccupancyGrid's value of a cell: -1 unknown, else std::lround(100 * probability(cell)).
+  std::int8_t occupancy_value(std::size_t cell) const;
+  // Every cell's, converted here on the host (GridMapper::occupancy_values converts where the map is).
+  OccupancyValues occupancy_values() const;
   std::size_t known_cells() const;
 };
 

@@ -1,11 +1,13 @@
 // bench_gridmap: occupancy grid mapping of a whole CARMEN log on the GPU against the CPU reference
 // and a transcription of CARMEN's own egrid.c (double probabilities), in one run on one machine.
 //
-//   bench_gridmap [--log FILE] [--reps R] [--json FILE] [--skip-carmen]
+//   bench_gridmap [--log FILE] [--reps R] [--json FILE] [--skip-carmen] [--sites]
 //
 // "map" = insert(all scans) + map(): host preparation, upload, kernel, download of the evidence and
 // the known mask; the grid's allocation (GridMapper construction) is reported separately, as is a
-// rebuild (reset + insert + map), the loop-closure case.
+// rebuild (reset + insert + map), the loop-closure case. "8-bit" rows download the nav_msgs values
+// instead (GridMapper::occupancy_values, a byte a cell), and "per scan" rows replay the log scan by
+// scan with insert_with_update (the changed region's values downloaded after each).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -55,7 +57,7 @@ struct Bench {
 
   // GPU, CPU reference (and CARMEN's transcription) on the first `count` scans at `resolution`.
   void problem(const std::string& name, const std::vector<LaserScan>& all, std::size_t count, double resolution,
-               bool with_cpu, bool with_carmen) {
+               bool with_cpu, bool with_carmen, bool per_scan = false) {
     const std::vector<LaserScan> scans(all.begin(), all.begin() + std::min(count, all.size()));
     const GridSpec spec = gridmap_cuda::fit_grid(scans, resolution);
     Row base;
@@ -92,6 +94,30 @@ struct Bench {
           },
           reps);
       add(base, "gpu reset+insert, no download", seconds, gpu_seconds);
+    }
+    {
+      gridmap_cuda::OccupancyValues values;
+      const double seconds = median_seconds(
+          [&] {
+            gpu.reset();
+            gpu.insert(scans);
+            gpu.occupancy_values(&values);
+          },
+          reps);
+      add(base, "gpu rebuild, 8-bit map (+values)", seconds, gpu_seconds);
+    }
+    if (per_scan) {
+      // Scan by scan on a fresh map, each update's region downloaded: the median and the 99th percentile.
+      gpu.reset();
+      std::vector<double> latencies;
+      for (const LaserScan& scan : scans) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const gridmap_cuda::MapUpdate update = gpu.insert_with_update(scan);
+        latencies.push_back(bench::seconds_since(t0));
+      }
+      std::sort(latencies.begin(), latencies.end());
+      add(base, "gpu per scan + update, median", latencies[latencies.size() / 2], gpu_seconds);
+      add(base, "gpu per scan + update, 99th pct", latencies[latencies.size() * 99 / 100], gpu_seconds);
     }
     if (with_cpu) {
       gridmap_cuda::GridMapper cpu(spec, {}, Backend::Cpu);
@@ -153,12 +179,25 @@ struct Bench {
   }
 };
 
-const char* kUsage = R"(usage: bench_gridmap [--log FILE] [--reps R] [--json FILE] [--skip-carmen]
+const char* kUsage = R"(usage: bench_gridmap [--log FILE] [--reps R] [--json FILE] [--skip-carmen] [--sites]
   --log FILE      CARMEN log to map (default $CUDA_SOLVERS_DATA or ../shared/data: carmen/freiburg-079-corrected.log.gz)
   --reps R        repetitions of each GPU figure, the median is reported (default 10)
   --json FILE     also write the rows as JSON
   --skip-carmen   leave out the (slow) transcription of CARMEN's egrid.c
+  --sites         also map synthetic outdoor sites: 250 x 200 m (2,000 scans) at 0.025 and 0.0125 m,
+                  1 x 1 km (8,000 scans) at 0.05 m
 )";
+
+// A site of rooms_x x rooms_y rooms of 25 m, toured by `scans` scans.
+std::vector<LaserScan> synthetic_site(int rooms_x, int rooms_y, int scans) {
+  gridmap_cuda::SyntheticLogOptions options;
+  options.rooms_x = rooms_x;
+  options.rooms_y = rooms_y;
+  options.room_size = 25.0;
+  options.door_width = 3.0;
+  options.scans = scans;
+  return gridmap_cuda::make_synthetic_log(options).scans;
+}
 
 }  // namespace
 
@@ -166,6 +205,7 @@ int main(int argc, char** argv) {
   const char* data = std::getenv("CUDA_SOLVERS_DATA");
   std::string log = std::string(data ? data : "../shared/data") + "/carmen/freiburg-079-corrected.log.gz";
   std::string json;
+  bool sites = false;
   Bench bench;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -183,6 +223,7 @@ int main(int argc, char** argv) {
     else if (flag == "--reps") bench.reps = std::max(1, std::atoi(value()));
     else if (flag == "--json") json = value();
     else if (flag == "--skip-carmen") bench.skip_carmen = true;
+    else if (flag == "--sites") sites = true;
     else {
       std::cerr << "bench_gridmap: unknown option " << flag << "\n" << kUsage;
       return 2;
@@ -200,10 +241,17 @@ int main(int argc, char** argv) {
     std::printf("device %s; copy bandwidth %.0f GB/s; %s: %zu scans read in %.0f ms\n", props.name,
                 bench.bandwidth_gbs, log.c_str(), scans.size(), bench::seconds_since(t0) * 1e3);
     const std::string name = log.substr(log.find_last_of('/') + 1);
-    bench.problem(name, scans, scans.size(), 0.025, true, true);
+    bench.problem(name, scans, scans.size(), 0.025, true, true, true);
     for (const std::size_t count : {500, 1000, 2000})
       if (count < scans.size()) bench.problem(name + " first " + std::to_string(count), scans, count, 0.025, true, false);
     for (const double resolution : {0.1, 0.05, 0.0125}) bench.problem(name, scans, scans.size(), resolution, true, false);
+    if (sites) {
+      const std::vector<LaserScan> site = synthetic_site(10, 8, 2000);
+      bench.problem("synthetic site 250 x 200 m", site, site.size(), 0.025, true, false, true);
+      bench.problem("synthetic site 250 x 200 m", site, site.size(), 0.0125, false, false);
+      const std::vector<LaserScan> large = synthetic_site(40, 40, 8000);
+      bench.problem("synthetic site 1 x 1 km", large, large.size(), 0.05, false, false, true);
+    }
     bench.print_table();
     if (!json.empty()) bench.write_json(json, props);
     return 0;

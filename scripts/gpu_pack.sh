@@ -18,7 +18,7 @@ build=${BUILD_DIR:-build}
 data=${CUDA_SOLVERS_DATA:-../shared/data}
 modules=("$@")
 ((${#modules[@]})) || modules=(linalg gridmap ompl ceres)
-declare -A example=([linalg]=cg_solve [gridmap]=gridmap_build [ompl]="plan_chain plan_robot"
+declare -A example=([linalg]=cg_solve [gridmap]="gridmap_build gridmap_replay" [ompl]="plan_chain plan_robot"
                     [ceres]="bal_solve bal_to_colmap colmap_ba")
 declare -A dataset=([linalg]=matrices [gridmap]=carmen [ompl]="robots scenes" [ceres]=bal)
 selected=$(mktemp -d)

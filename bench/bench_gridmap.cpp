@@ -7,7 +7,8 @@
 // the known mask; the grid's allocation (GridMapper construction) is reported separately, as is a
 // rebuild (reset + insert + map), the loop-closure case. "8-bit" rows download the nav_msgs values
 // instead (GridMapper::occupancy_values, a byte a cell), and "per scan" rows replay the log scan by
-// scan with insert_with_update (the changed region's values downloaded after each).
+// scan with insert_with_update (the changed region's values downloaded after each). "hit/miss" rows
+// map the whole log with the hit/miss model instead of CARMEN's (8-bit map downloaded).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -118,6 +119,29 @@ struct Bench {
       std::sort(latencies.begin(), latencies.end());
       add(base, "gpu per scan + update, median", latencies[latencies.size() / 2], gpu_seconds);
       add(base, "gpu per scan + update, 99th pct", latencies[latencies.size() * 99 / 100], gpu_seconds);
+      // The hit/miss model on the same grid: scan after scan, two launches each.
+      const gridmap_cuda::HitMissModel hit_miss;
+      gridmap_cuda::GridMapper gpu_hm(spec, hit_miss, Backend::Cuda);
+      gridmap_cuda::OccupancyValues values;
+      const double seconds = median_seconds(
+          [&] {
+            gpu_hm.reset();
+            gpu_hm.insert(scans);
+            gpu_hm.occupancy_values(&values);
+          },
+          reps);
+      add(base, "gpu hit/miss model, 8-bit map", seconds, gpu_seconds);
+      if (with_cpu) {
+        gridmap_cuda::GridMapper cpu_hm(spec, hit_miss, Backend::Cpu);
+        const double cpu_seconds = median_seconds(
+            [&] {
+              cpu_hm.reset();
+              cpu_hm.insert(scans);
+              cpu_hm.occupancy_values(&values);
+            },
+            1);
+        add(base, "cpu hit/miss model, 1 thread", cpu_seconds, gpu_seconds);
+      }
     }
     if (with_cpu) {
       gridmap_cuda::GridMapper cpu(spec, {}, Backend::Cpu);

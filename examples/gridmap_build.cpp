@@ -12,6 +12,7 @@
 #include <string>
 
 #include "command_line.h"
+#include "map_model_choice.h"
 #include "gridmap_cuda/gridmap_cuda.h"
 #include "linalg_cuda/errors.h"
 
@@ -26,6 +27,8 @@ ROBOTLASER1 lines with corrected poses) and writes it for ROS map_server and as 
   --resolution R      cell size in metres                  (default 0.025)
   --border B          metres of margin around poses and hits (default 1.0)
   --backend B         cuda | cpu | auto                     (default auto)
+  --model M           carmen | hit-miss: CARMEN's evidence grid, or the hit/miss model ROS users know
+                      from Cartographer (hit 0.55, miss 0.49, clamped to [0.12, 0.97])  (default carmen)
   --out PREFIX        output files PREFIX.pgm, PREFIX.yaml, PREFIX.png (default map)
   --scans N           scans of the synthetic log           (default 1000)
   --save-log FILE     also write the (synthetic) scans as a CARMEN log
@@ -41,17 +44,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
   const examples::CommandLine cli("gridmap_build", kUsage,
-                                  {"--log", "--resolution", "--border", "--backend", "--out", "--scans", "--save-log"});
+                                  {"--log", "--resolution", "--border", "--backend", "--model", "--out", "--scans", "--save-log"});
   std::string log_path, out = "map", save_log;
   double resolution = 0.025, border = 1.0;
   int synthetic_scans = 1000;
   gridmap_cuda::Backend backend = gridmap_cuda::Backend::Auto;
+  bool hit_miss = false;
   try {
     for (const auto& [flag, value] : cli.parse(argc, argv)) {
       if (flag == "--log") log_path = value;
       else if (flag == "--resolution") resolution = cli.number(flag, value, 1e-4, 100.0);
       else if (flag == "--border") border = cli.number(flag, value, 0.0, 1000.0);
       else if (flag == "--backend") backend = linalg_cuda::parse_backend(value);
+      else if (flag == "--model") hit_miss = examples::parse_map_model(value);
       else if (flag == "--out") out = value;
       else if (flag == "--scans") synthetic_scans = cli.integer(flag, value, 1, 10000000);
       else save_log = value;
@@ -78,11 +83,11 @@ int main(int argc, char** argv) {
     if (!save_log.empty()) gridmap_cuda::write_carmen_log(save_log, scans);
 
     t0 = std::chrono::steady_clock::now();
-    const gridmap_cuda::GridSpec spec = gridmap_cuda::fit_grid(scans, resolution, {}, border);
+    const gridmap_cuda::GridSpec spec = examples::fit_grid_for(hit_miss, scans, resolution, border);
     const double fit_seconds = seconds_since(t0);
 
     t0 = std::chrono::steady_clock::now();
-    gridmap_cuda::GridMapper mapper(spec, {}, backend);
+    gridmap_cuda::GridMapper mapper = examples::make_mapper(hit_miss, spec, backend);
     const double setup_seconds = seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     mapper.insert(scans);

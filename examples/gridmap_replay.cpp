@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "command_line.h"
+#include "map_model_choice.h"
 #include "gridmap_cuda/gridmap_cuda.h"
 #include "linalg_cuda/errors.h"
 
@@ -29,6 +30,8 @@ as a PNG. The grid is fitted to the whole log first.
   --log FILE          CARMEN log; without it a synthetic log (simulated robot, generated floor plan)
   --resolution R      cell size in metres                  (default 0.025)
   --backend B         cuda | cpu | auto                     (default auto)
+  --model M           carmen | hit-miss: CARMEN's evidence grid, or the hit/miss model ROS users know
+                      from Cartographer (hit 0.55, miss 0.49, clamped to [0.12, 0.97])  (default carmen)
   --out PREFIX        output files PREFIX.pgm, PREFIX.yaml, PREFIX.png (default replay)
   --scans N           scans of the synthetic log           (default 1000)
   --progress N        a line every N scans                  (default 500; 0: none)
@@ -49,16 +52,18 @@ double percentile(std::vector<double> v, double q) {
 
 int main(int argc, char** argv) {
   const examples::CommandLine cli("gridmap_replay", kUsage,
-                                  {"--log", "--resolution", "--backend", "--out", "--scans", "--progress"});
+                                  {"--log", "--resolution", "--backend", "--model", "--out", "--scans", "--progress"});
   std::string log_path, out = "replay";
   double resolution = 0.025;
   int synthetic_scans = 1000, progress = 500;
   gridmap_cuda::Backend backend = gridmap_cuda::Backend::Auto;
+  bool hit_miss = false;
   try {
     for (const auto& [flag, value] : cli.parse(argc, argv)) {
       if (flag == "--log") log_path = value;
       else if (flag == "--resolution") resolution = cli.number(flag, value, 1e-4, 100.0);
       else if (flag == "--backend") backend = linalg_cuda::parse_backend(value);
+      else if (flag == "--model") hit_miss = examples::parse_map_model(value);
       else if (flag == "--out") out = value;
       else if (flag == "--scans") synthetic_scans = cli.integer(flag, value, 1, 10000000);
       else progress = cli.integer(flag, value, 0, 1 << 30);
@@ -79,8 +84,8 @@ int main(int argc, char** argv) {
       std::printf("%-16s %s\n", "input", log_path.c_str());
     }
     if (scans.empty()) throw linalg_cuda::InvalidArgument("the log holds no laser scans (FLASER or ROBOTLASER1 lines)");
-    const gridmap_cuda::GridSpec spec = gridmap_cuda::fit_grid(scans, resolution);
-    gridmap_cuda::GridMapper mapper(spec, {}, backend);
+    const gridmap_cuda::GridSpec spec = examples::fit_grid_for(hit_miss, scans, resolution, 1.0);
+    gridmap_cuda::GridMapper mapper = examples::make_mapper(hit_miss, spec, backend);
     std::printf("%-16s %d x %d cells at %.4g m, backend %s\n", "grid", spec.width, spec.height, spec.resolution,
                 linalg_cuda::to_string(mapper.backend()));
 

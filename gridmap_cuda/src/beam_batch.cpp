@@ -79,7 +79,7 @@ std::size_t count_beams(const std::vector<LaserScan>& scans) {
 }
 
 BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, const GridSpec& spec,
-                        const SensorModel& model, float* ranges_out) {
+                        double usable_range, float* ranges_out) {
   if (poses && poses->size() != scans.size())
     throw linalg_cuda::InvalidArgument("rebuild: " + std::to_string(poses->size()) + " poses for " +
                                        std::to_string(scans.size()) + " scans");
@@ -142,7 +142,7 @@ BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<P
     for (std::size_t i = 0; i < n; ++i) {
       const float r = ranges[i];
       bad |= !(r >= 0.0f && r <= std::numeric_limits<float>::max());
-      used += static_cast<double>(r) < model.usable_range;  // as beam_is_used decides
+      used += static_cast<double>(r) < usable_range;  // as beam_is_used and hit_miss_line decide
     }
     if (ranges_out) std::copy_n(ranges, n, ranges_out + batch.scans[s].first_beam);
     used_total += used;

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "evidence_model.h"
+#include "hit_miss_rules.h"
 #include "gridmap_cuda/grid_spec.h"
+#include "gridmap_cuda/hit_miss_model.h"
 #include "gridmap_cuda/laser_scan.h"
 #include "gridmap_cuda/sensor_model.h"
 
@@ -28,8 +30,9 @@ struct BeamBatch {
 // for a non-finite pose or geometry, or a NaN, infinite or negative range; and when poses has a
 // different length than scans. When ranges_out is given, every scan's ranges are copied there in
 // order (total_beams floats) in the same pass that checks them.
+// Readings at or beyond usable_range are not counted as used.
 BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, const GridSpec& spec,
-                        const SensorModel& model, float* ranges_out = nullptr);
+                        double usable_range, float* ranges_out = nullptr);
 
 // Readings in all scans: the size ranges_out must have.
 std::size_t count_beams(const std::vector<LaserScan>& scans);
@@ -40,5 +43,8 @@ std::vector<EvidenceEntry> build_evidence_table(const SensorModel& model, double
 
 EvidenceParams make_params(const GridSpec& spec, const SensorModel& model, int table_size,
                            const EvidenceEntry* entries);
+
+// The hit/miss model's fixed-point increments and clamp on this grid; validates the model.
+HitMissParams make_hit_miss_params(const GridSpec& spec, const HitMissModel& model);
 
 }  // namespace gridmap_cuda::detail

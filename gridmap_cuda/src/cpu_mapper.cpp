@@ -1,5 +1,6 @@
-// The CPU reference of the evidence-grid update: CARMEN's per-beam loop over the shared per-cell
-// rules (evidence_model.h), one beam after the other.
+// The CPU references of both sensor models over one dense map: CARMEN's per-beam loop
+// (evidence_model.h), one beam after the other, and the hit/miss model's two passes per scan
+// (hit_miss_rules.h), one scan after the other.
 #include <algorithm>
 #include <cstdint>
 #include <new>
@@ -13,53 +14,17 @@
 namespace gridmap_cuda::detail {
 namespace {
 
-class CpuMapper final : public MapperBackend {
+// The map (fixed-point log-odds and known mask) and what both models do with it but insert.
+class CpuGridBackend : public MapperBackend {
  public:
-  CpuMapper(const GridSpec& spec, const SensorModel& model) : spec_(spec), model_(model) {
-    table_ = build_evidence_table(model, spec.resolution, &table_size_);
-    const std::size_t bytes = spec.cells() * (sizeof(std::int64_t) + sizeof(std::uint8_t));
-    const std::size_t physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-    if (bytes > physical)
-      throw linalg_cuda::InvalidArgument("grid of " + std::to_string(spec.width) + " x " + std::to_string(spec.height) +
-                                         " cells needs " + std::to_string(bytes >> 20) + " MiB; the machine has " +
-                                         std::to_string(physical >> 20) + " MiB");
-    try {
-      evidence_.assign(spec.cells(), 0);
-      known_.assign(spec.cells(), 0);
-    } catch (const std::bad_alloc&) {
-      throw linalg_cuda::InvalidArgument("grid of " + std::to_string(spec.width) + " x " +
-                                         std::to_string(spec.height) + " cells does not fit in host memory (" +
-                                         std::to_string(bytes >> 20) + " MiB needed)");
-    }
-  }
-
   void reset() override {
     std::fill(evidence_.begin(), evidence_.end(), 0);
     std::fill(known_.begin(), known_.end(), 0);
   }
 
-  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
-                      bool reset_first) override {
-    const BeamBatch batch = prepare_beams(scans, poses, spec_, model_);
-    if (reset_first) reset();
-    const EvidenceParams params = make_params(spec_, model_, table_size_, table_.data());
-    InsertResult result;
-    result.used_beams = batch.used_beams;
-    CellBox& box = result.updated;
-    for (std::size_t s = 0; s < scans.size(); ++s) {
-      const ScanGeometry& scan = batch.scans[s];
-      for (int i = 0; i < scan.beams; ++i)
-        result.cell_updates += for_each_beam_update(scan, i, scans[s].ranges[i], batch.beam_cos.data(),
-                                                    batch.beam_sin.data(), params, 0, 1, [&](const CellUpdate& u) {
-                                                      evidence_[u.index] += u.increment;
-                                                      known_[u.index] = 1;
-                                                      box.x0 = std::min(box.x0, u.x);
-                                                      box.y0 = std::min(box.y0, u.y);
-                                                      box.x1 = std::max(box.x1, u.x);
-                                                      box.y1 = std::max(box.y1, u.y);
-                                                    });
-    }
-    return result;
+  void read(OccupancyGrid* grid) const override {
+    grid->evidence = evidence_;
+    grid->known = known_;
   }
 
   void values(const ValueCodec& codec, ValueKind kind, const CellBox& box, bool top_down,
@@ -73,24 +38,126 @@ class CpuMapper final : public MapperBackend {
     }
   }
 
-  void read(OccupancyGrid* grid) const override {
-    grid->evidence = evidence_;
-    grid->known = known_;
+ protected:
+  // The map and `extra_bytes_per_cell` more a cell, checked against the machine's memory first.
+  CpuGridBackend(const GridSpec& spec, std::size_t extra_bytes_per_cell) : spec_(spec) {
+    const std::size_t bytes = spec.cells() * (sizeof(std::int64_t) + sizeof(std::uint8_t) + extra_bytes_per_cell);
+    const std::size_t physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+    const std::string grid = "grid of " + std::to_string(spec.width) + " x " + std::to_string(spec.height) + " cells";
+    if (bytes > physical)
+      throw linalg_cuda::InvalidArgument(grid + " needs " + std::to_string(bytes >> 20) + " MiB; the machine has " +
+                                         std::to_string(physical >> 20) + " MiB");
+    try {
+      evidence_.assign(spec.cells(), 0);
+      known_.assign(spec.cells(), 0);
+    } catch (const std::bad_alloc&) {
+      throw linalg_cuda::InvalidArgument(grid + " does not fit in host memory (" + std::to_string(bytes >> 20) +
+                                         " MiB needed)");
+    }
+  }
+
+  static void include(CellBox* box, int x, int y) {
+    box->x0 = std::min(box->x0, x);
+    box->y0 = std::min(box->y0, y);
+    box->x1 = std::max(box->x1, x);
+    box->y1 = std::max(box->y1, y);
+  }
+
+  GridSpec spec_;
+  std::vector<std::int64_t> evidence_;
+  std::vector<std::uint8_t> known_;
+};
+
+class CpuEvidenceMapper final : public CpuGridBackend {
+ public:
+  CpuEvidenceMapper(const GridSpec& spec, const SensorModel& model) : CpuGridBackend(spec, 0), model_(model) {
+    table_ = build_evidence_table(model, spec.resolution, &table_size_);
+  }
+
+  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                      bool reset_first) override {
+    const BeamBatch batch = prepare_beams(scans, poses, spec_, model_.usable_range);
+    if (reset_first) reset();
+    const EvidenceParams params = make_params(spec_, model_, table_size_, table_.data());
+    InsertResult result;
+    result.used_beams = batch.used_beams;
+    for (std::size_t s = 0; s < scans.size(); ++s) {
+      const ScanGeometry& scan = batch.scans[s];
+      for (int i = 0; i < scan.beams; ++i)
+        result.cell_updates += for_each_beam_update(scan, i, scans[s].ranges[i], batch.beam_cos.data(),
+                                                    batch.beam_sin.data(), params, 0, 1, [&](const CellUpdate& u) {
+                                                      evidence_[u.index] += u.increment;
+                                                      known_[u.index] = 1;
+                                                      include(&result.updated, u.x, u.y);
+                                                    });
+    }
+    return result;
   }
 
  private:
-  GridSpec spec_;
   SensorModel model_;
   int table_size_ = 0;
   std::vector<EvidenceEntry> table_;
-  std::vector<std::int64_t> evidence_;
-  std::vector<std::uint8_t> known_;
+};
+
+class CpuHitMissMapper final : public CpuGridBackend {
+ public:
+  CpuHitMissMapper(const GridSpec& spec, const HitMissModel& model)
+      : CpuGridBackend(spec, sizeof(unsigned)), model_(model), params_(make_hit_miss_params(spec, model)) {
+    marks_.assign(spec.cells(), 0);
+  }
+
+  InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                      bool reset_first) override {
+    const BeamBatch batch = prepare_beams(scans, poses, spec_, model_.max_range);
+    if (reset_first) reset();
+    InsertResult result;
+    result.used_beams = batch.used_beams;
+    std::vector<std::int64_t> listed;
+    for (std::size_t s = 0; s < scans.size(); ++s) {
+      const unsigned stamp = next_stamp(), first_mark = 2 * stamp;
+      const ScanGeometry& scan = batch.scans[s];
+      listed.clear();
+      for (int i = 0; i < scan.beams; ++i)
+        result.cell_updates += for_each_hit_miss_cell(
+            scan, i, scans[s].ranges[i], batch.beam_cos.data(), batch.beam_sin.data(), params_, 0, 1,
+            [&](int x, int y, std::int64_t index, bool hit) {
+              if (marks_[index] < first_mark) listed.push_back(index);
+              marks_[index] = std::max(marks_[index], first_mark + (hit ? 1u : 0u));
+              include(&result.updated, x, y);
+            });
+      for (const std::int64_t index : listed) {
+        evidence_[index] = hit_miss_update(evidence_[index], marks_[index], params_);
+        known_[index] = 1;
+      }
+    }
+    return result;
+  }
+
+ private:
+  // The next scan's stamp; past the marks' range the marks are cleared and the stamps restart.
+  unsigned next_stamp() {
+    if (stamp_ == kMaxHitMissStamp) {
+      std::fill(marks_.begin(), marks_.end(), 0u);
+      stamp_ = 0;
+    }
+    return ++stamp_;
+  }
+
+  HitMissModel model_;
+  HitMissParams params_;
+  std::vector<unsigned> marks_;
+  unsigned stamp_ = 0;
 };
 
 }  // namespace
 
 std::unique_ptr<MapperBackend> make_cpu_mapper(const GridSpec& spec, const SensorModel& model) {
-  return std::make_unique<CpuMapper>(spec, model);
+  return std::make_unique<CpuEvidenceMapper>(spec, model);
+}
+
+std::unique_ptr<MapperBackend> make_cpu_mapper(const GridSpec& spec, const HitMissModel& model) {
+  return std::make_unique<CpuHitMissMapper>(spec, model);
 }
 
 }  // namespace gridmap_cuda::detail

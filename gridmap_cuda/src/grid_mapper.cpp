@@ -16,6 +16,13 @@ GridMapper::GridMapper(const GridSpec& spec, const SensorModel& model, Backend b
   impl_ = backend_ == Backend::Cuda ? detail::make_cuda_mapper(spec_, model_) : detail::make_cpu_mapper(spec_, model_);
 }
 
+GridMapper::GridMapper(const GridSpec& spec, const HitMissModel& model, Backend backend, HitMissChoice)
+    : spec_(spec), hit_miss_(model), backend_(linalg_cuda::resolve_backend(backend)) {
+  spec_.validate();
+  model.validate();
+  impl_ = backend_ == Backend::Cuda ? detail::make_cuda_mapper(spec_, model) : detail::make_cpu_mapper(spec_, model);
+}
+
 GridMapper::~GridMapper() = default;
 GridMapper::GridMapper(GridMapper&&) noexcept = default;
 GridMapper& GridMapper::operator=(GridMapper&&) noexcept = default;
@@ -63,7 +70,9 @@ void GridMapper::reset() {
   stats_ = {};
 }
 
-double GridMapper::prior_log_odds() const { return std::log(model_.p_prior / (1.0 - model_.p_prior)); }
+double GridMapper::prior_log_odds() const {
+  return hit_miss_ ? 0.0 : std::log(model_.p_prior / (1.0 - model_.p_prior));  // the hit/miss model's prior is 0.5
+}
 
 OccupancyGrid GridMapper::map() const {
   OccupancyGrid grid;

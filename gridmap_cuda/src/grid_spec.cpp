@@ -27,8 +27,12 @@ void GridSpec::validate() const {
                                        " cells exceed the 2^40-cell limit; use a coarser resolution or a smaller area");
 }
 
-GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const SensorModel& model, double border) {
-  model.validate();
+namespace {
+
+// The grid around the laser poses and the points reach(r) along each beam of reading r (skipped
+// where reach returns a negative number).
+template <typename Reach>
+GridSpec fit_grid_reaching(const std::vector<LaserScan>& scans, double resolution, double border, const Reach& reach_of) {
   if (scans.empty()) throw linalg_cuda::InvalidArgument("fit_grid: no scans to fit a grid around");
   if (!std::isfinite(border) || border < 0.0)
     throw linalg_cuda::InvalidArgument("fit_grid: border " + linalg_cuda::detail::readable(border) + " must be >= 0");
@@ -60,8 +64,9 @@ GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const 
     const double c = std::cos(pose.theta), s = std::sin(pose.theta);
     for (std::size_t i = 0; i < scan.ranges.size(); ++i) {
       const double r = scan.ranges[i];
-      if (!(r >= 0.0) || !(r < model.usable_range)) continue;  // skipped beams (and bad ones) add nothing
-      const double reach = std::min(r + model.wall_thickness, model.range_max);
+      if (!(r >= 0.0)) continue;  // bad readings add nothing (the mapper rejects them)
+      const double reach = reach_of(r);
+      if (reach < 0.0) continue;
       const double bc = table[2 * i], bs = table[2 * i + 1];
       include(pose.x + reach * (c * bc - s * bs), pose.y + reach * (s * bc + c * bs));
     }
@@ -88,6 +93,23 @@ GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const 
   spec.height = std::max(1, static_cast<int>(height));
   spec.validate();
   return spec;
+}
+
+}  // namespace
+
+GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const SensorModel& model, double border) {
+  model.validate();
+  return fit_grid_reaching(scans, resolution, border, [&](double r) {
+    return r < model.usable_range ? std::min(r + model.wall_thickness, model.range_max) : -1.0;
+  });
+}
+
+GridSpec fit_grid_hit_miss(const std::vector<LaserScan>& scans, double resolution, const HitMissModel& model,
+                           double border) {
+  model.validate();
+  return fit_grid_reaching(scans, resolution, border, [&](double r) {
+    return r < model.max_range ? r : (model.missing_data_ray_length > 0.0 ? model.missing_data_ray_length : -1.0);
+  });
 }
 
 }  // namespace gridmap_cuda

@@ -1,6 +1,6 @@
 #pragma once
-// The two implementations behind GridMapper: the CPU reference and the CUDA one. Both consume the
-// same BeamBatch and evidence table, and both keep the map as fixed-point evidence + known mask.
+// The implementations behind GridMapper: the CPU reference and the CUDA one, for each sensor model.
+// All consume the same BeamBatch and keep the map as fixed-point log-odds + known mask.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -45,5 +45,7 @@ class MapperBackend {
 
 std::unique_ptr<MapperBackend> make_cpu_mapper(const GridSpec& spec, const SensorModel& model);
 std::unique_ptr<MapperBackend> make_cuda_mapper(const GridSpec& spec, const SensorModel& model);
+std::unique_ptr<MapperBackend> make_cpu_mapper(const GridSpec& spec, const HitMissModel& model);
+std::unique_ptr<MapperBackend> make_cuda_mapper(const GridSpec& spec, const HitMissModel& model);
 
 }  // namespace gridmap_cuda::detail

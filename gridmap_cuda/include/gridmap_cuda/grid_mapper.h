@@ -15,9 +15,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "gridmap_cuda/grid_spec.h"
+#include "gridmap_cuda/hit_miss_model.h"
 #include "gridmap_cuda/laser_scan.h"
 #include "gridmap_cuda/map_io.h"
 #include "gridmap_cuda/occupancy_grid.h"
@@ -45,6 +48,13 @@ class GridMapper {
   // Throws linalg_cuda::InvalidArgument for an invalid spec or model, or a grid that does not fit in
   // the chosen device's memory (nothing stays allocated); Backend::Cuda without a device throws.
   explicit GridMapper(const GridSpec& spec, const SensorModel& model = {}, Backend backend = Backend::Auto);
+  // A mapper with the hit/miss model (hit_miss_model.h) instead of CARMEN's. Its scans are applied in
+  // their order, so rebuild() and a batch insert equal inserting the scans one by one in that order.
+  // (A template only so that GridMapper(spec, {}) keeps meaning CARMEN's model: a braced list deduces
+  // no type.)
+  template <typename Model, typename = std::enable_if_t<std::is_same_v<Model, HitMissModel>>>
+  GridMapper(const GridSpec& spec, const Model& model, Backend backend = Backend::Auto)
+      : GridMapper(spec, model, backend, HitMissChoice{}) {}
   ~GridMapper();
   GridMapper(GridMapper&&) noexcept;
   GridMapper& operator=(GridMapper&&) noexcept;
@@ -73,17 +83,23 @@ class GridMapper {
   // computed where the map is and copied at one byte a cell; save_ros_map(mapper, ...) writes it.
   std::vector<std::uint8_t> ros_image(const RosMapOptions& options = {}) const;
   const GridSpec& spec() const { return spec_; }
+  // CARMEN's model (a hit/miss mapper holds the default one and does not use it).
   const SensorModel& model() const { return model_; }
+  // The hit/miss model, or null for a CARMEN mapper.
+  const HitMissModel* hit_miss_model() const { return hit_miss_ ? &*hit_miss_ : nullptr; }
   Backend backend() const { return backend_; }
   const MapperStats& stats() const { return stats_; }
 
  private:
+  struct HitMissChoice {};
+  GridMapper(const GridSpec& spec, const HitMissModel& model, Backend backend, HitMissChoice);
   // Returns the box of the cells the batch updated (cell coordinates, inclusive; x1 < x0 for none).
   std::array<int, 4> insert_batch(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
                                   bool reset_first);
   double prior_log_odds() const;
   GridSpec spec_;
   SensorModel model_;
+  std::optional<HitMissModel> hit_miss_;
   Backend backend_;
   MapperStats stats_;
   std::unique_ptr<detail::MapperBackend> impl_;

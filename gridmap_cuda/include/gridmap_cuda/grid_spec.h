@@ -2,8 +2,10 @@
 // Where the grid lies: cell (i, j) covers [origin_x + i res, origin_x + (i+1) res) x [origin_y + j res, ...).
 // Cells are stored row by row, j = 0 (the smallest y) first.
 #include <cstddef>
+#include <type_traits>
 #include <vector>
 
+#include "gridmap_cuda/hit_miss_model.h"
 #include "gridmap_cuda/laser_scan.h"
 #include "gridmap_cuda/sensor_model.h"
 
@@ -27,5 +29,15 @@ struct GridSpec {
 // grown by `border` metres and snapped to whole cells.
 GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const SensorModel& model = {},
                   double border = 1.0);
+// The same for the hit/miss model: the end points of the returns and missing_data_ray_length along
+// the no-return beams.
+GridSpec fit_grid_hit_miss(const std::vector<LaserScan>& scans, double resolution, const HitMissModel& model,
+                           double border = 1.0);
+// fit_grid_hit_miss by the model's type (a template so that fit_grid(scans, r, {}, border) keeps
+// meaning CARMEN's model).
+template <typename Model, typename = std::enable_if_t<std::is_same_v<Model, HitMissModel>>>
+GridSpec fit_grid(const std::vector<LaserScan>& scans, double resolution, const Model& model, double border = 1.0) {
+  return fit_grid_hit_miss(scans, resolution, model, border);
+}
 
 }  // namespace gridmap_cuda

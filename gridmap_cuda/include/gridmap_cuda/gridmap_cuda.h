@@ -3,6 +3,7 @@
 #include "gridmap_cuda/carmen_log.h"
 #include "gridmap_cuda/grid_mapper.h"
 #include "gridmap_cuda/grid_spec.h"
+#include "gridmap_cuda/hit_miss_model.h"
 #include "gridmap_cuda/laser_scan.h"
 #include "gridmap_cuda/map_io.h"
 #include "gridmap_cuda/occupancy_grid.h"

@@ -1,0 +1,169 @@
+// CudaGridBackend: the device map both sensor models' CUDA backends keep, its uploads and downloads.
+#include "cuda_grid_backend.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "linalg_cuda/backend.h"
+#include "linalg_cuda/cuda_check.h"
+#include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/errors.h"
+#include "linalg_cuda/internal/launch_geometry.h"
+
+namespace gridmap_cuda::detail {
+namespace {
+
+constexpr int kThreads = 256;
+
+std::size_t round_up(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+std::string grid_name(const GridSpec& spec) {
+  return "grid of " + std::to_string(spec.width) + " x " + std::to_string(spec.height) + " cells";
+}
+
+// The 8-bit values of a box of cells (value_codec.h), a thread per output byte.
+__global__ void __launch_bounds__(kThreads) values_kernel(const long long* __restrict__ evidence,
+                                                          const std::uint8_t* __restrict__ known, ValueCodec codec,
+                                                          ValueKind kind, CellBox box, bool top_down, int grid_width,
+                                                          std::uint8_t* __restrict__ out, std::int64_t n) {
+  const int w = box.x1 - box.x0 + 1, h = box.y1 - box.y0 + 1;
+  for (std::int64_t k = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; k < n; k += std::int64_t(gridDim.x) * kThreads) {
+    const std::int64_t cell = box_cell_index(box.x0, box.y0, w, h, top_down, grid_width, k);
+    out[k] = cell_value(kind, evidence[cell], known[cell] != 0, codec);
+  }
+}
+
+// Copies n values in chunks on all cores (small copies on this one: not worth waking threads).
+template <typename T>
+void copy_on_all_cores(const T* from, std::size_t n, T* to) {
+  constexpr long kChunk = 1 << 16;
+  const long chunks = static_cast<long>((n + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static) if (chunks > 8)
+  for (long c = 0; c < chunks; ++c) {
+    const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
+    std::copy_n(from + begin, std::min<std::size_t>(kChunk, n - begin), to + begin);
+  }
+}
+
+}  // namespace
+
+CudaGridBackend::CudaGridBackend(const GridSpec& spec, double usable_range, std::size_t extra_bytes)
+    : spec_(spec), usable_range_(usable_range) {
+  needed_bytes_ = spec.cells() * (sizeof(std::int64_t) + sizeof(std::uint8_t)) + extra_bytes;
+  if (needed_bytes_ > linalg_cuda::free_device_memory())
+    linalg_cuda::detail::throw_device_memory_error(grid_name(spec_), needed_bytes_);
+  allocate_or_throw(&evidence_, spec.cells() * sizeof(std::int64_t));
+  allocate_or_throw(&known_, spec.cells());
+  result_.reserve(sizeof(DeviceInsertResult));
+  result_host_.reserve(sizeof(DeviceInsertResult));
+  reset();
+}
+
+void CudaGridBackend::allocate_or_throw(linalg_cuda::DeviceBuffer* buffer, std::size_t bytes) const {
+  try {  // the free-memory check can race with other users of the device
+    buffer->reserve(std::max<std::size_t>(bytes, 1));
+  } catch (const linalg_cuda::DeviceMemoryError&) {
+    linalg_cuda::detail::throw_device_memory_error(grid_name(spec_), needed_bytes_);
+  }
+}
+
+void CudaGridBackend::reset() {
+  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  LINALG_CUDA_CHECK(cudaMemsetAsync(evidence_.data(), 0, spec_.cells() * sizeof(std::int64_t), stream));
+  LINALG_CUDA_CHECK(cudaMemsetAsync(known_.data(), 0, spec_.cells(), stream));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+InsertResult CudaGridBackend::insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
+                                     bool reset_first) {
+  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  // Everything the launch reads goes into one pinned staging area and up in one copy: the ranges
+  // first (copied there while they are validated), then the scan geometry and direction tables.
+  const std::size_t beams = count_beams(scans);
+  if (beams > kMaxBeamsPerInsert)
+    throw linalg_cuda::InvalidArgument("more than " + std::to_string(kMaxBeamsPerInsert) +
+                                       " beams in one insert; insert the scans in parts");
+  const std::size_t range_bytes = round_up(beams * sizeof(float));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // the previous insert's copy has left staging_
+  staging_.reserve(range_bytes);
+  const BeamBatch batch = prepare_beams(scans, poses, spec_, usable_range_, staging_.as<float>());
+  if (reset_first) reset();
+  InsertResult result;
+  if (batch.total_beams == 0) return result;
+  const std::size_t scan_bytes = round_up(batch.scans.size() * sizeof(ScanGeometry));
+  const std::size_t direction_bytes = round_up(batch.beam_cos.size() * sizeof(double));
+  const std::size_t bytes = range_bytes + scan_bytes + 2 * direction_bytes;
+  if (bytes > staging_.capacity()) {  // grow, keeping the ranges already copied
+    linalg_cuda::PinnedBuffer bigger(bytes);
+    std::copy_n(staging_.as<unsigned char>(), range_bytes, bigger.as<unsigned char>());
+    staging_ = std::move(bigger);
+  }
+  unsigned char* host = staging_.as<unsigned char>();
+  std::copy_n(reinterpret_cast<const unsigned char*>(batch.scans.data()), batch.scans.size() * sizeof(ScanGeometry),
+              host + range_bytes);
+  std::copy_n(batch.beam_cos.data(), batch.beam_cos.size(), reinterpret_cast<double*>(host + range_bytes + scan_bytes));
+  std::copy_n(batch.beam_sin.data(), batch.beam_sin.size(),
+              reinterpret_cast<double*>(host + range_bytes + scan_bytes + direction_bytes));
+  inputs_.reserve(bytes);
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(inputs_.data(), host, bytes, cudaMemcpyHostToDevice, stream));
+  DeviceInsertResult* counted = result_host_.as<DeviceInsertResult>();
+  *counted = DeviceInsertResult{0, {INT_MAX, INT_MAX, -1, -1}};
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(result_.data(), counted, sizeof *counted, cudaMemcpyHostToDevice, stream));
+
+  const unsigned char* device = inputs_.as<unsigned char>();
+  UploadedScans in;
+  in.num_scans = static_cast<int>(batch.scans.size());
+  in.ranges = reinterpret_cast<const float*>(device);
+  in.scans = reinterpret_cast<const ScanGeometry*>(device + range_bytes);
+  in.beam_cos = reinterpret_cast<const double*>(device + range_bytes + scan_bytes);
+  in.beam_sin = reinterpret_cast<const double*>(device + range_bytes + scan_bytes + direction_bytes);
+  in.result = result_.as<DeviceInsertResult>();
+  launch(in, batch, stream);
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(counted, result_.data(), sizeof *counted, cudaMemcpyDeviceToHost, stream));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+  result.cell_updates = counted->updates;
+  result.used_beams = batch.used_beams;
+  result.updated = {counted->box[0], counted->box[1], counted->box[2], counted->box[3]};
+  return result;
+}
+
+void CudaGridBackend::read(OccupancyGrid* grid) const {
+  std::lock_guard<std::mutex> lock(download_mutex_);
+  // Through pinned memory (several times faster than a pageable download), then into the grid's
+  // vectors on all cores.
+  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  const std::size_t cells = spec_.cells(), evidence_bytes = cells * sizeof(std::int64_t);
+  download_.reserve(evidence_bytes + cells);
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.data(), evidence_.data(), evidence_bytes, cudaMemcpyDeviceToHost, stream));
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.as<unsigned char>() + evidence_bytes, known_.data(), cells,
+                                    cudaMemcpyDeviceToHost, stream));
+  grid->evidence.resize(cells);
+  grid->known.resize(cells);
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+  copy_on_all_cores(download_.as<std::int64_t>(), cells, grid->evidence.data());
+  copy_on_all_cores(download_.as<std::uint8_t>() + evidence_bytes, cells, grid->known.data());
+}
+
+void CudaGridBackend::values(const ValueCodec& codec, ValueKind kind, const CellBox& box, bool top_down,
+                             std::uint8_t* out) const {
+  std::lock_guard<std::mutex> lock(download_mutex_);
+  const std::size_t n = box.cells();
+  if (n == 0) return;
+  const cudaStream_t stream = linalg_cuda::thread_context().stream();
+  values_.reserve(n);
+  const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
+  const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::resident_blocks(props, kThreads),
+                                             linalg_cuda::detail::blocks_for(n, kThreads));
+  values_kernel<<<blocks, kThreads, 0, stream>>>(evidence_.as<long long>(), known_.as<std::uint8_t>(), codec, kind, box,
+                                                 top_down, spec_.width, values_.as<std::uint8_t>(),
+                                                 static_cast<std::int64_t>(n));
+  LINALG_CUDA_CHECK_LAUNCH();
+  download_.reserve(n);
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.data(), values_.data(), n, cudaMemcpyDeviceToHost, stream));
+  LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
+  copy_on_all_cores(download_.as<std::uint8_t>(), n, out);
+}
+
+}  // namespace gridmap_cuda::detail

@@ -385,6 +385,79 @@ TEST(ColmapModel, BadBinarySaysWhichFileByteAndWhat) {
             std::string::npos);
 }
 
+// The binary reader parses records on all threads, yet reports what a sequential read meets first:
+// the first bad record in file order, and within a record its values before its id's repetition. Enough
+// points that they are parsed and sorted in many parts; points listed in no order, as COLMAP's own files
+// list them, read as the same model.
+TEST(ColmapModel, BinaryReadReportsTheFirstBadRecordInFileOrder) {
+  ceres_cuda::SyntheticBalOptions options;
+  options.num_cameras = 8;
+  options.num_points = 40000;
+  options.observations_per_point = 2;
+  const ColmapModel good = ceres_cuda::colmap_model_from_bal(ceres_cuda::make_synthetic_bal(options));
+  const std::string dir = folder("first_bad_binary");
+  good.write_binary(dir);
+  std::ifstream in(dir + "/points3D.bin", std::ios::binary);
+  const std::string points((std::istreambuf_iterator<char>(in)), {});
+  // Where each point's record starts: id, xyz, colour, error, then the track's length and elements.
+  std::vector<std::size_t> start;
+  for (std::size_t at = 8; at < points.size();) {
+    start.push_back(at);
+    std::uint64_t length;
+    std::memcpy(&length, &points[at + 43], 8);
+    at += 51 + 8 * length;
+  }
+  ASSERT_EQ(start.size(), good.points3D.size());
+  auto record = [&](std::size_t i) {
+    return points.substr(start[i], (i + 1 < start.size() ? start[i + 1] : points.size()) - start[i]);
+  };
+  auto read_with = [&](const std::string& bytes) {
+    write_file(dir + "/points3D.bin", bytes);
+    return read_error(dir);
+  };
+
+  std::string reversed = points.substr(0, 8);
+  for (std::size_t i = start.size(); i-- > 0;) reversed += record(i);
+  write_file(dir + "/points3D.bin", reversed);
+  expect_equal(good, ColmapModel::read_binary(dir));
+
+  const double nan = std::nan("");
+  auto with_nan = [&](std::string bytes, std::size_t i, std::size_t field) {
+    std::memcpy(&bytes[start[i] + field], &nan, 8);
+    return bytes;
+  };
+  auto with_id_of = [&](std::string bytes, std::size_t i, std::size_t other) {
+    bytes.replace(start[i], 8, points, start[other], 8);
+    return bytes;
+  };
+  auto at_byte = [](std::size_t byte, const std::string& what) {
+    return "points3D.bin: byte " + std::to_string(byte) + ": " + what;
+  };
+  const std::string nan_coordinate = "a coordinate is not a finite number";
+  // Two non-finite values and a repeated id after them: the first value in file order.
+  EXPECT_NE(read_with(with_id_of(with_nan(with_nan(points, 30000, 35), 20000, 8), 35000, 100))
+                .find(at_byte(start[20000] + 8, nan_coordinate)),
+            std::string::npos);
+  EXPECT_NE(read_with(with_nan(with_nan(points, 39000, 8), 25000, 35))
+                .find(at_byte(start[25000] + 35, "an error is not a finite number")),
+            std::string::npos);
+  // A repeated id before them: the repetition, at its second use.
+  const std::string again = "3-D point " + std::to_string(good.points3D.begin()->first + 5) + " again";
+  EXPECT_NE(read_with(with_nan(with_id_of(points, 10000, 5), 20000, 8)).find(at_byte(start[10000], again)),
+            std::string::npos);
+  EXPECT_NE(read_with(with_id_of(with_id_of(points, 30000, 7), 10000, 5)).find(at_byte(start[10000], again)),
+            std::string::npos);
+  // The repeating record's own bad value comes before its id's check.
+  EXPECT_NE(read_with(with_nan(with_id_of(points, 10000, 5), 10000, 8))
+                .find(at_byte(start[10000] + 8, nan_coordinate)),
+            std::string::npos);
+  // A file that ends inside its last record: a bad value before it is reported first.
+  const std::string cut = points.substr(0, start.back() + 20);
+  EXPECT_NE(read_with(with_nan(cut, 1000, 8)).find(at_byte(start[1000] + 8, nan_coordinate)), std::string::npos);
+  EXPECT_NE(read_with(cut).find(at_byte(start.back() + 16, "the file ends where a coordinate was expected")),
+            std::string::npos);
+}
+
 TEST(ColmapModel, WritersRefuseNamesTheirFormCannotHold) {
   ColmapModel m = random_model(4);
   m.images.begin()->second.name = "two words.jpg";

@@ -1,20 +1,27 @@
-// The CUDA update of the hit/miss model (hit_miss_rules.h): per scan, in the batch's order, a kernel
-// that marks the scan's cells (a warp per beam, a lane per cell, the marks raised by atomicMax so that
-// hits win) and lists each cell once, then a kernel that updates the listed cells. The clamp makes a
-// cell's value depend on the order of the scans, so scans go one after the other; within a scan every
-// cell is updated once from its final mark, so the order of the warps changes nothing.
+// The CUDA update of the hit/miss model (hit_miss_rules.h), a whole batch in one cooperative launch.
+// Scans go one after the other, since the clamp makes a cell's value depend on their order. Step s
+// of the kernel marks scan s's cells (a warp per beam, a lane per cell, the marks raised by atomicMax
+// so that hits win; the first raise lists the cell) while it updates the cells scan s - 1 listed,
+// then the whole grid synchronises. Even and odd scans mark and list into separate arrays, so the
+// two halves of a step touch different memory; within a scan every cell is updated once from its
+// final mark, so the order of the warps changes nothing.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include <cooperative_groups.h>
+
 #include "cuda_grid_backend.h"
 #include "linalg_cuda/cuda_check.h"
 #include "linalg_cuda/cuda_context.h"
+#include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/launch_geometry.h"
 
 namespace gridmap_cuda::detail {
 namespace {
+
+namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 
@@ -23,43 +30,65 @@ struct HitMissInputs {
   HitMissParams params;
   long long* log_odds;
   std::uint8_t* known;
-  unsigned* marks;
-  long long* listed;     // the cells the scan raised, each once
-  unsigned* counts;      // per scan of the batch, how many were listed
+  unsigned* marks[2];     // even scans' marks, odd scans'
+  long long* listed[2];   // the cells each scan raised, each once
+  unsigned* counts;       // per scan of the batch, how many were listed
+  unsigned first_stamp;   // scan s's stamp is first_stamp + s
 };
 
-__global__ void __launch_bounds__(kThreads) mark_scan_kernel(HitMissInputs in, int s, unsigned stamp) {
+__global__ void __launch_bounds__(kThreads) hit_miss_scans_kernel(HitMissInputs in) {
+  const cg::grid_group grid = cg::this_grid();
   const int lane = threadIdx.x & 31;
-  const int warps = (gridDim.x * kThreads) >> 5;
-  const ScanGeometry scan = in.scans.scans[s];
-  const unsigned first_mark = 2 * stamp;
+  const unsigned thread = blockIdx.x * kThreads + threadIdx.x, threads = gridDim.x * kThreads;
+  const int warp = static_cast<int>(thread >> 5), warps = static_cast<int>(threads >> 5);
   WarpTally tally;
-  for (int i = (blockIdx.x * kThreads + threadIdx.x) >> 5; i < scan.beams; i += warps)
-    for_each_hit_miss_cell(scan, i, in.scans.ranges[scan.first_beam + i], in.scans.beam_cos, in.scans.beam_sin,
-                           in.params, lane, 32, [&](int x, int y, int64_t index, bool hit) {
-                             const unsigned before = atomicMax(in.marks + index, first_mark + (hit ? 1u : 0u));
-                             if (before < first_mark) in.listed[atomicAdd(in.counts + s, 1u)] = index;
-                             tally.add(x, y);
-                           });
-  tally.flush(in.scans.result);
-}
-
-__global__ void __launch_bounds__(kThreads) apply_scan_kernel(HitMissInputs in, int s) {
-  const unsigned n = in.counts[s];
-  for (unsigned k = blockIdx.x * kThreads + threadIdx.x; k < n; k += gridDim.x * kThreads) {
-    const long long index = in.listed[k];
-    in.log_odds[index] = hit_miss_update(in.log_odds[index], in.marks[index], in.params);
-    in.known[index] = 1;
+  for (int s = 0; s <= in.scans.num_scans; ++s) {
+    if (s > 0) {  // the cells scan s - 1 listed
+      const int p = (s - 1) & 1;
+      const unsigned n = in.counts[s - 1];
+      for (unsigned k = thread; k < n; k += threads) {
+        const long long index = in.listed[p][k];
+        in.log_odds[index] = hit_miss_update(in.log_odds[index], in.marks[p][index], in.params);
+        in.known[index] = 1;
+      }
+    }
+    if (s < in.scans.num_scans) {  // scan s's marks
+      const ScanGeometry scan = in.scans.scans[s];
+      const int p = s & 1;
+      const unsigned first_mark = 2 * (in.first_stamp + static_cast<unsigned>(s));
+      for (int i = warp; i < scan.beams; i += warps)
+        for_each_hit_miss_cell(scan, i, in.scans.ranges[scan.first_beam + i], in.scans.beam_cos, in.scans.beam_sin,
+                               in.params, lane, 32, [&](int x, int y, int64_t index, bool hit) {
+                                 const unsigned before = atomicMax(in.marks[p] + index, first_mark + (hit ? 1u : 0u));
+                                 if (before < first_mark) {  // one counter for the scan: one atomic per group
+                                   const cg::coalesced_group group = cg::coalesced_threads();
+                                   unsigned slot = 0;
+                                   if (group.thread_rank() == 0) slot = atomicAdd(in.counts + s, group.size());
+                                   in.listed[p][group.shfl(slot, 0) + group.thread_rank()] = index;
+                                 }
+                                 tally.add(x, y);
+                               });
+    }
+    grid.sync();
   }
+  tally.flush(in.scans.result);
 }
 
 class CudaHitMissMapper final : public CudaGridBackend {
  public:
   CudaHitMissMapper(const GridSpec& spec, const HitMissModel& model, const HitMissParams& params)
-      : CudaGridBackend(spec, model.max_range, spec.cells() * sizeof(unsigned)), params_(params) {
-    allocate_or_throw(&marks_, spec.cells() * sizeof(unsigned));
-    LINALG_CUDA_CHECK(cudaMemsetAsync(marks_.data(), 0, spec.cells() * sizeof(unsigned),
-                                      linalg_cuda::thread_context().stream()));
+      : CudaGridBackend(spec, model.max_range, 2 * spec.cells() * sizeof(unsigned)), params_(params) {
+    int device = 0, cooperative = 0;
+    LINALG_CUDA_CHECK(cudaGetDevice(&device));
+    LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (!cooperative)
+      throw linalg_cuda::InvalidArgument("the hit/miss model's GPU backend needs cooperative launches, which this "
+                                         "device lacks (use Backend::Cpu)");
+    for (linalg_cuda::DeviceBuffer& marks : marks_) {
+      allocate_or_throw(&marks, spec.cells() * sizeof(unsigned));
+      LINALG_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, spec.cells() * sizeof(unsigned),
+                                        linalg_cuda::thread_context().stream()));
+    }
     // A beam marks at most the cells of its line: its reach in cells along the major axis, plus ends.
     cells_per_beam_ = static_cast<std::size_t>(
         std::ceil(std::max(params.max_range, params.missing_ray) / params.resolution)) + 3;
@@ -70,34 +99,41 @@ class CudaHitMissMapper final : public CudaGridBackend {
     int max_beams = 0;
     for (const ScanGeometry& scan : batch.scans) max_beams = std::max(max_beams, scan.beams);
     const std::size_t capacity = std::min(spec_.cells(), static_cast<std::size_t>(max_beams) * cells_per_beam_);
-    allocate_or_throw(&listed_, capacity * sizeof(long long));
+    for (linalg_cuda::DeviceBuffer& listed : listed_) allocate_or_throw(&listed, capacity * sizeof(long long));
     allocate_or_throw(&counts_, batch.scans.size() * sizeof(unsigned));
     LINALG_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, batch.scans.size() * sizeof(unsigned), stream));
     if (batch.scans.size() > kMaxHitMissStamp - stamp_) {  // the stamps would pass the marks' range
-      LINALG_CUDA_CHECK(cudaMemsetAsync(marks_.data(), 0, spec_.cells() * sizeof(unsigned), stream));
+      for (linalg_cuda::DeviceBuffer& marks : marks_)
+        LINALG_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, spec_.cells() * sizeof(unsigned), stream));
       stamp_ = 0;
     }
-    HitMissInputs in{scans, params_, evidence(), known(), marks_.as<unsigned>(), listed_.as<long long>(),
-                     counts_.as<unsigned>()};
+    HitMissInputs in{scans,
+                     params_,
+                     evidence(),
+                     known(),
+                     {marks_[0].as<unsigned>(), marks_[1].as<unsigned>()},
+                     {listed_[0].as<long long>(), listed_[1].as<long long>()},
+                     counts_.as<unsigned>(),
+                     stamp_ + 1};
+    stamp_ += static_cast<unsigned>(batch.scans.size());
+    // A warp per beam of the largest scan, at least a block per multiprocessor for the listed cells,
+    // at most the blocks resident at once (a cooperative launch's limit): fewer blocks synchronise
+    // faster, and the loops stride over what is left.
+    int per_sm = 0;
+    LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hit_miss_scans_kernel, kThreads, 0));
     const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
-    const unsigned resident = linalg_cuda::detail::resident_blocks(props, kThreads);
-    const unsigned apply_blocks = std::min<unsigned>(resident, linalg_cuda::detail::blocks_for(capacity, kThreads));
-    for (int s = 0; s < scans.num_scans; ++s) {
-      const int beams = batch.scans[static_cast<std::size_t>(s)].beams;
-      ++stamp_;
-      if (beams == 0) continue;
-      const unsigned mark_blocks =
-          std::min<unsigned>(resident, linalg_cuda::detail::blocks_for(32 * std::size_t(beams), kThreads));
-      mark_scan_kernel<<<mark_blocks, kThreads, 0, stream>>>(in, s, stamp_);
-      apply_scan_kernel<<<apply_blocks, kThreads, 0, stream>>>(in, s);
-    }
-    LINALG_CUDA_CHECK_LAUNCH();
+    const unsigned resident = static_cast<unsigned>(std::max(1, per_sm) * props.multiProcessorCount);
+    const unsigned blocks = std::min(resident, std::max(linalg_cuda::detail::blocks_for(32 * std::size_t(max_beams), kThreads),
+                                                        static_cast<unsigned>(props.multiProcessorCount)));
+    void* arguments[] = {&in};
+    LINALG_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(hit_miss_scans_kernel), blocks, kThreads,
+                                                  arguments, 0, stream));
   }
 
   HitMissParams params_;
   std::size_t cells_per_beam_ = 0;
   unsigned stamp_ = 0;
-  linalg_cuda::DeviceBuffer marks_, listed_, counts_;
+  linalg_cuda::DeviceBuffer marks_[2], listed_[2], counts_;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -211,7 +212,10 @@ int main(int argc, char** argv) {
     std::printf("point errors updated and %s written in %.3f s\n", out.c_str(), seconds_since(write_start));
     print_statistics(model);
     std::printf("Elapsed time: %.3f [s]\n", seconds_since(start));
-    return 0;
+    // Freeing a large problem (millions of residual blocks in Ceres' maps) takes seconds, and the
+    // process ends here: the files are written and closed, so leave without the destructors.
+    std::fflush(nullptr);
+    std::_Exit(0);
   } catch (const std::exception& e) {  // the library's typed errors, and anything its contract misses
     std::cerr << "colmap_ba: " << e.what() << "\n";
     return 2;

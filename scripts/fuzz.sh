@@ -60,7 +60,8 @@ build_harness gridmap_cuda_carmen_log_fuzzer -Igridmap_cuda/include gridmap_cuda
 build_harness ceres_cuda_bal_problem_fuzzer -Iceres_cuda/include ceres_cuda/src/bal_problem.cpp \
   ceres_cuda/src/snavely_reprojection_error.cpp -lceres -lglog -lbz2
 build_harness ceres_cuda_colmap_model_fuzzer -Iceres_cuda/include ceres_cuda/src/colmap_model.cpp \
-  ceres_cuda/src/colmap_model_text.cpp ceres_cuda/src/colmap_model_binary.cpp ceres_cuda/src/binary_reader.cpp -fopenmp
+  ceres_cuda/src/colmap_model_text.cpp ceres_cuda/src/colmap_model_binary.cpp ceres_cuda/src/binary_reader.cpp \
+  ceres_cuda/src/colmap_model_validation.cpp -fopenmp
 build_harness ompl_cuda_point_cloud_fuzzer -Iompl_cuda/include ompl_cuda/src/point_cloud.cpp
 # The robot description readers: the URDF and SRDF through urdfdom (which parses with TinyXML) and
 # tinyxml2; the sphere file reader reads against a robot read from a URDF.

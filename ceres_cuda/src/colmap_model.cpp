@@ -1,5 +1,5 @@
-// ColmapModel's camera models, its validation, and the choice between its two forms (the readers and
-// writers are in colmap_model_text.cpp and colmap_model_binary.cpp).
+// ColmapModel's camera models and the choice between its two forms (the readers and writers are in
+// colmap_model_text.cpp and colmap_model_binary.cpp, the validation in colmap_model_validation.cpp).
 #include "ceres_cuda/colmap_model.h"
 
 #include <sys/stat.h>
@@ -47,8 +47,6 @@ const ModelInfo& info(ColmapCameraModel model) {
   return kModels[id];
 }
 
-std::string point_name(std::uint64_t id) { return "3-D point " + std::to_string(id); }
-
 }  // namespace
 
 const char* colmap_camera_model_name(ColmapCameraModel model) { return info(model).name; }
@@ -90,64 +88,6 @@ ColmapOutputFile::ColmapOutputFile(const std::string& path, const char* mode)
 void ColmapOutputFile::close() {
   const bool failed = std::ferror(file_.get()) != 0;
   if (std::fclose(file_.release()) != 0 || failed) throw linalg_cuda::Error(path_ + ": writing failed: " + std::strerror(errno));
-}
-
-std::optional<ColmapProblem> first_colmap_problem(const ColmapModel& model) {
-  using Record = ColmapProblem::Record;
-  for (const auto& [id, camera] : model.cameras) {
-    ColmapCameraModel known;
-    if (!colmap_camera_model_from_id(static_cast<int>(camera.model), &known))
-      return ColmapProblem{Record::Camera, id, "camera " + std::to_string(id) + " has an unknown model"};
-    const int expected = colmap_camera_model_num_params(camera.model);
-    if (static_cast<int>(camera.params.size()) != expected)
-      return ColmapProblem{Record::Camera, id,
-                           "camera " + std::to_string(id) + " (" + colmap_camera_model_name(camera.model) + ") has " +
-                               std::to_string(camera.params.size()) + " parameters, its model " +
-                               std::to_string(expected)};
-  }
-  // Each image point that observes a 3-D point must be listed once by that point's track, and each
-  // track element must name such an image point: flags per image point, not a search of the track.
-  // Messages are built only for the problem found (millions of observations pass through here).
-  std::map<std::uint32_t, std::vector<char>> listed;
-  for (const auto& [id, image] : model.images) {
-    if (model.cameras.count(image.camera_id) == 0)
-      return ColmapProblem{Record::Image, id,
-                           "image " + std::to_string(id) + " names camera " + std::to_string(image.camera_id) +
-                               ", which the model does not have"};
-    listed[id].assign(image.points2D.size(), 0);
-  }
-  for (const auto& [id, point] : model.points3D) {
-    for (const ColmapTrackElement& e : point.track) {
-      const auto image = model.images.find(e.image_id);
-      const auto where = [&, id = id] { return point_name(id) + "'s track names image " + std::to_string(e.image_id); };
-      const auto element = [&] { return where() + "'s point " + std::to_string(e.point2D_idx); };
-      if (image == model.images.end())
-        return ColmapProblem{Record::Point3D, id, where() + ", which the model does not have"};
-      if (e.point2D_idx >= image->second.points2D.size())
-        return ColmapProblem{Record::Point3D, id,
-                             element() + ", which is not there (the image has " +
-                                 std::to_string(image->second.points2D.size()) + ")"};
-      if (image->second.points2D[e.point2D_idx].point3D_id != id)
-        return ColmapProblem{Record::Point3D, id, element() + ", which does not observe it"};
-      char& flag = listed[e.image_id][e.point2D_idx];
-      if (flag) return ColmapProblem{Record::Point3D, id, element() + " twice"};
-      flag = 1;
-    }
-  }
-  // An observing image point no track lists: its 3-D point is missing, or the track leaves it out.
-  for (const auto& [id, image] : model.images) {
-    const std::vector<char>& flags = listed[id];
-    for (std::size_t k = 0; k < image.points2D.size(); ++k) {
-      const std::uint64_t p = image.points2D[k].point3D_id;
-      if (p == kColmapNoPoint3D || flags[k]) continue;
-      return ColmapProblem{Record::Image, id,
-                           "image " + std::to_string(id) + "'s point " + std::to_string(k) + " observes " +
-                               point_name(p) +
-                               (model.points3D.count(p) ? ", whose track does not list it"
-                                                        : ", which the model does not have")};
-    }
-  }
-  return std::nullopt;
 }
 
 }  // namespace detail

@@ -236,18 +236,52 @@ ceres::Solver::Options ColmapBundleAdjuster::solver_options() const {
 }
 
 std::size_t colmap_update_point_errors(ColmapModel* model) {
+  // Points on all threads, each one's sum in its track's order (the same bits on any number of threads).
+  std::vector<std::pair<const std::uint64_t, ColmapPoint3D>*> points;
+  points.reserve(model->points3D.size());
+  for (auto& entry : model->points3D) points.push_back(&entry);
+  const long n = static_cast<long>(points.size());
+  // What an observation cannot be projected with: "" when it can. Checked for every point first, so
+  // that the error names the first point in id order and nothing throws on the threads below.
+  auto problem = [&](std::uint64_t id, const ColmapTrackElement& e) -> std::string {
+    const auto image = model->images.find(e.image_id);
+    if (image == model->images.end() || e.point2D_idx >= image->second.points2D.size())
+      return "3-D point " + std::to_string(id) + "'s track names image " + std::to_string(e.image_id) + "'s point " +
+             std::to_string(e.point2D_idx) + ", which the model does not have";
+    const auto camera = model->cameras.find(image->second.camera_id);
+    if (camera == model->cameras.end())
+      return "image " + std::to_string(e.image_id) + " names camera " + std::to_string(image->second.camera_id) +
+             ", which the model does not have";
+    if (!refinable(camera->second.model))
+      return "3-D point " + std::to_string(id) + " is observed by camera " + std::to_string(camera->first) +
+             " of model " + colmap_camera_model_name(camera->second.model) +
+             ", whose projection colmap_update_point_errors does not have";
+    return "";
+  };
+  auto projectable = [&](const ColmapTrackElement& e) {
+    const auto image = model->images.find(e.image_id);
+    if (image == model->images.end() || e.point2D_idx >= image->second.points2D.size()) return false;
+    const auto camera = model->cameras.find(image->second.camera_id);
+    return camera != model->cameras.end() && refinable(camera->second.model);
+  };
+  long first_bad = n;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(min : first_bad)
+  for (long p = 0; p < n; ++p)
+    for (const ColmapTrackElement& e : points[p]->second.track)
+      if (!projectable(e)) first_bad = std::min(first_bad, p);
+  if (first_bad < n)
+    for (const ColmapTrackElement& e : points[first_bad]->second.track)
+      if (const std::string what = problem(points[first_bad]->first, e); !what.empty())
+        throw linalg_cuda::InvalidArgument(what);
   std::size_t behind = 0;
-  for (auto& [id, point] : model->points3D) {
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : behind)
+  for (long p = 0; p < n; ++p) {
+    ColmapPoint3D& point = points[p]->second;
     if (point.track.empty()) continue;
     double sum = 0;
     for (const ColmapTrackElement& e : point.track) {
       const ColmapImage& image = model->images.at(e.image_id);
       const ColmapCamera& camera = model->cameras.at(image.camera_id);
-      if (!refinable(camera.model))
-        throw linalg_cuda::InvalidArgument("3-D point " + std::to_string(id) + " is observed by camera " +
-                                           std::to_string(image.camera_id) + " of model " +
-                                           colmap_camera_model_name(camera.model) +
-                                           ", whose projection colmap_update_point_errors does not have");
       const ColmapImagePoint& observed = image.points2D.at(e.point2D_idx);
       double residual[2];
       if (depth(image, point.xyz) < DBL_EPSILON ||

@@ -286,6 +286,29 @@ TEST(ColmapPointErrors, AreTheMeanPixelDistancesOfTheirObservations) {
   EXPECT_GE(point.error, std::sqrt(DBL_MAX) / static_cast<double>(point.track.size()));
 }
 
+// A model it cannot project is refused with the first point (in id order) that shows why, and nothing
+// escapes the threads that compute the errors.
+TEST(ColmapPointErrors, NameTheFirstPointTheyCannotProject) {
+  ceres_cuda::SyntheticBalOptions o;
+  o.num_cameras = 6;
+  o.num_points = 5000;
+  ColmapModel model = ceres_cuda::colmap_model_from_bal(ceres_cuda::make_synthetic_bal(o));
+  ceres_cuda::ColmapModel missing = model;
+  std::prev(missing.points3D.end())->second.track[0].image_id = 999;  // the last point
+  std::next(missing.points3D.begin(), 4000)->second.track[0].point2D_idx = 1u << 30;
+  try {
+    ceres_cuda::colmap_update_point_errors(&missing);
+    ADD_FAILURE() << "no error";
+  } catch (const linalg_cuda::InvalidArgument& e) {
+    const std::uint64_t id = std::next(missing.points3D.begin(), 4000)->first;
+    EXPECT_NE(std::string(e.what()).find("3-D point " + std::to_string(id) + "'s track names image"), std::string::npos)
+        << e.what();
+  }
+  model.cameras.begin()->second.model = ceres_cuda::ColmapCameraModel::Fov;
+  model.cameras.begin()->second.params.resize(5);
+  EXPECT_THROW(ceres_cuda::colmap_update_point_errors(&model), linalg_cuda::InvalidArgument);
+}
+
 double mean_error_after(ColmapModel* model, const ColmapBundleAdjustmentOptions& options, ceres_cuda::Backend backend,
                         bool ceres, ceres::Solver::Summary* summary) {
   ceres_cuda::colmap_filter_observations_with_negative_depth(model);

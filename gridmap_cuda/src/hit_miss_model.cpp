@@ -8,33 +8,22 @@
 #include "beam_batch.h"
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/readable.h"
+#include "model_checks.h"
 
 namespace gridmap_cuda {
 namespace {
-
-void require_probability(double p, const char* name) {
-  if (!(p > 0.0 && p < 1.0))
-    throw linalg_cuda::InvalidArgument(std::string("HitMissModel: ") + name + " = " + linalg_cuda::detail::readable(p) +
-                                       " must lie strictly between 0 and 1");
-}
-
-void require_length(double d, const char* name) {
-  if (!std::isfinite(d) || d < 0.0)
-    throw linalg_cuda::InvalidArgument(std::string("HitMissModel: ") + name + " = " + linalg_cuda::detail::readable(d) +
-                                       " must be a finite length >= 0");
-}
 
 std::int64_t fixed_log_odds(double p) { return std::llround(std::log(p / (1.0 - p)) * kEvidenceScale); }
 
 }  // namespace
 
 void HitMissModel::validate() const {
-  require_probability(p_hit, "p_hit");
-  require_probability(p_miss, "p_miss");
-  require_probability(p_min, "p_min");
-  require_probability(p_max, "p_max");
-  require_length(max_range, "max_range");
-  require_length(missing_data_ray_length, "missing_data_ray_length");
+  detail::require_probability("HitMissModel", p_hit, "p_hit");
+  detail::require_probability("HitMissModel", p_miss, "p_miss");
+  detail::require_probability("HitMissModel", p_min, "p_min");
+  detail::require_probability("HitMissModel", p_max, "p_max");
+  detail::require_distance("HitMissModel", max_range, "max_range");
+  detail::require_distance("HitMissModel", missing_data_ray_length, "missing_data_ray_length");
   if (p_min > p_max)
     throw linalg_cuda::InvalidArgument("HitMissModel: p_min " + linalg_cuda::detail::readable(p_min) +
                                        " exceeds p_max " + linalg_cuda::detail::readable(p_max));

@@ -77,7 +77,8 @@ void parse_image(BinaryCursor& in, ColmapImage* image) {
   const auto id = in.read<std::uint32_t>("an image id");
   for (double& q : image->qvec) q = in.finite("a quaternion value");
   for (double& t : image->tvec) t = in.finite("a translation");
-  if (!detail::normalize_qvec(&image->qvec)) in.fail_at(at, "image " + std::to_string(id) + ": its quaternion has no length");
+  if (!detail::normalize_qvec(&image->qvec))
+    in.fail_at(at, "image " + std::to_string(id) + ": its quaternion has no length");
   image->camera_id = in.read<std::uint32_t>("a camera id");
   image->name = in.until_nul("the rest of the image's name and its NUL");
   const std::uint64_t points_at = in.offset() + 8;

@@ -29,7 +29,8 @@ __global__ void __launch_bounds__(kThreads) values_kernel(const long long* __res
                                                           ValueKind kind, CellBox box, bool top_down, int grid_width,
                                                           std::uint8_t* __restrict__ out, std::int64_t n) {
   const int w = box.x1 - box.x0 + 1, h = box.y1 - box.y0 + 1;
-  for (std::int64_t k = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; k < n; k += std::int64_t(gridDim.x) * kThreads) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * kThreads;
+  for (std::int64_t k = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; k < n; k += stride) {
     const std::int64_t cell = box_cell_index(box.x0, box.y0, w, h, top_down, grid_width, k);
     out[k] = cell_value(kind, evidence[cell], known[cell] != 0, codec);
   }
@@ -89,6 +90,7 @@ InsertResult CudaGridBackend::insert(const std::vector<LaserScan>& scans, const 
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // the previous insert's copy has left staging_
   staging_.reserve(range_bytes);
   const BeamBatch batch = prepare_beams(scans, poses, spec_, usable_range_, staging_.as<float>());
+  reserve_for(batch);
   if (reset_first) reset();
   InsertResult result;
   if (batch.total_beams == 0) return result;
@@ -136,7 +138,8 @@ void CudaGridBackend::read(OccupancyGrid* grid) const {
   const cudaStream_t stream = linalg_cuda::thread_context().stream();
   const std::size_t cells = spec_.cells(), evidence_bytes = cells * sizeof(std::int64_t);
   download_.reserve(evidence_bytes + cells);
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.data(), evidence_.data(), evidence_bytes, cudaMemcpyDeviceToHost, stream));
+  LINALG_CUDA_CHECK(
+      cudaMemcpyAsync(download_.data(), evidence_.data(), evidence_bytes, cudaMemcpyDeviceToHost, stream));
   LINALG_CUDA_CHECK(cudaMemcpyAsync(download_.as<unsigned char>() + evidence_bytes, known_.data(), cells,
                                     cudaMemcpyDeviceToHost, stream));
   grid->evidence.resize(cells);

@@ -45,6 +45,9 @@ class CudaGridBackend : public MapperBackend {
   // or beyond it are not used (the statistics' used beams).
   CudaGridBackend(const GridSpec& spec, double usable_range, std::size_t extra_bytes);
 
+  // Reserves what the insert of `batch` needs beyond the map, before anything is changed (a throw
+  // leaves the map as it was).
+  virtual void reserve_for(const BeamBatch& batch) { (void)batch; }
   // Launches the insert's kernels on `stream`; `batch` is the host's copy of the scans' geometry.
   virtual void launch(const UploadedScans& in, const BeamBatch& batch, cudaStream_t stream) = 0;
 

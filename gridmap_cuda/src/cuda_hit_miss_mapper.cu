@@ -95,12 +95,24 @@ class CudaHitMissMapper final : public CudaGridBackend {
   }
 
  private:
-  void launch(const UploadedScans& scans, const BeamBatch& batch, cudaStream_t stream) override {
-    int max_beams = 0;
-    for (const ScanGeometry& scan : batch.scans) max_beams = std::max(max_beams, scan.beams);
-    const std::size_t capacity = std::min(spec_.cells(), static_cast<std::size_t>(max_beams) * cells_per_beam_);
+  // The lists hold a scan's cells: at most its beams' lines, at most the grid.
+  static int max_beams(const BeamBatch& batch) {
+    int beams = 0;
+    for (const ScanGeometry& scan : batch.scans) beams = std::max(beams, scan.beams);
+    return beams;
+  }
+
+  std::size_t list_capacity(const BeamBatch& batch) const {
+    return std::min(spec_.cells(), static_cast<std::size_t>(max_beams(batch)) * cells_per_beam_);
+  }
+
+  void reserve_for(const BeamBatch& batch) override {
+    const std::size_t capacity = list_capacity(batch);
     for (linalg_cuda::DeviceBuffer& listed : listed_) allocate_or_throw(&listed, capacity * sizeof(long long));
     allocate_or_throw(&counts_, batch.scans.size() * sizeof(unsigned));
+  }
+
+  void launch(const UploadedScans& scans, const BeamBatch& batch, cudaStream_t stream) override {
     LINALG_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, batch.scans.size() * sizeof(unsigned), stream));
     if (batch.scans.size() > kMaxHitMissStamp - stamp_) {  // the stamps would pass the marks' range
       for (linalg_cuda::DeviceBuffer& marks : marks_)
@@ -123,11 +135,11 @@ class CudaHitMissMapper final : public CudaGridBackend {
     LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hit_miss_scans_kernel, kThreads, 0));
     const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
     const unsigned resident = static_cast<unsigned>(std::max(1, per_sm) * props.multiProcessorCount);
-    const unsigned blocks = std::min(resident, std::max(linalg_cuda::detail::blocks_for(32 * std::size_t(max_beams), kThreads),
-                                                        static_cast<unsigned>(props.multiProcessorCount)));
+    const unsigned beam_blocks = linalg_cuda::detail::blocks_for(32 * std::size_t(max_beams(batch)), kThreads);
+    const unsigned blocks = std::min(resident, std::max(beam_blocks, static_cast<unsigned>(props.multiProcessorCount)));
     void* arguments[] = {&in};
-    LINALG_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(hit_miss_scans_kernel), blocks, kThreads,
-                                                  arguments, 0, stream));
+    LINALG_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(hit_miss_scans_kernel), blocks,
+                                                  kThreads, arguments, 0, stream));
   }
 
   HitMissParams params_;

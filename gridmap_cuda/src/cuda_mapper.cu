@@ -1,8 +1,8 @@
 // The CUDA evidence-grid update of CARMEN's model. One warp per beam, one lane per cell of the beam's
 // line (the seed paper's "block per beam, thread per cell", with warps so that short beams waste
-// nothing); all scans of an insert go up in one transfer (cuda_grid_backend.h) and one launch. Updates are integer additions of the fixed-point
-// increments, so the map is exact and independent of the order in which warps run, and the CPU
-// reference gives the same bits.
+// nothing); all scans of an insert go up in one transfer (cuda_grid_backend.h) and one launch.
+// Updates are integer additions of the fixed-point increments, so the map is exact and independent of
+// the order in which warps run, and the CPU reference gives the same bits.
 //
 // Near the laser every beam of a scan crosses the same few cells (at 0.025 m and 0.5 deg, beams are
 // less than a cell apart for the first 2.9 m), so a naive update hammers those cells' global
@@ -148,8 +148,8 @@ class CudaEvidenceMapper final : public CudaGridBackend {
       insert_scans_windowed_kernel<<<blocks, kScanThreads, kWindowBytes, stream>>>(in);
     } else {
       // A warp per beam, at most a full device of resident blocks (the kernel loops over beams).
-      const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::resident_blocks(props, kThreads),
-                                                 linalg_cuda::detail::blocks_for(32 * std::size_t(batch.total_beams), kThreads));
+      const unsigned beam_blocks = linalg_cuda::detail::blocks_for(32 * std::size_t(batch.total_beams), kThreads);
+      const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::resident_blocks(props, kThreads), beam_blocks);
       insert_beams_kernel<<<blocks, kThreads, 0, stream>>>(in, batch.total_beams);
     }
     LINALG_CUDA_CHECK_LAUNCH();

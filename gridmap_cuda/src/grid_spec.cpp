@@ -32,7 +32,8 @@ namespace {
 // The grid around the laser poses and the points reach(r) along each beam of reading r (skipped
 // where reach returns a negative number).
 template <typename Reach>
-GridSpec fit_grid_reaching(const std::vector<LaserScan>& scans, double resolution, double border, const Reach& reach_of) {
+GridSpec fit_grid_reaching(const std::vector<LaserScan>& scans, double resolution, double border,
+                           const Reach& reach_of) {
   if (scans.empty()) throw linalg_cuda::InvalidArgument("fit_grid: no scans to fit a grid around");
   if (!std::isfinite(border) || border < 0.0)
     throw linalg_cuda::InvalidArgument("fit_grid: border " + linalg_cuda::detail::readable(border) + " must be >= 0");

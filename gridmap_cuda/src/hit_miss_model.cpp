@@ -30,7 +30,8 @@ void HitMissModel::validate() const {
   for (const double p : {p_hit, p_miss})
     if (p < p_min || p > p_max)
       throw linalg_cuda::InvalidArgument("HitMissModel: p_hit and p_miss (" + linalg_cuda::detail::readable(p_hit) +
-                                         ", " + linalg_cuda::detail::readable(p_miss) + ") must lie within [p_min, p_max]");
+                                         ", " + linalg_cuda::detail::readable(p_miss) +
+                                         ") must lie within [p_min, p_max]");
 }
 
 namespace detail {

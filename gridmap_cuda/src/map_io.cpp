@@ -184,7 +184,8 @@ constexpr int kUnknownIndex = 101;
 
 std::vector<std::uint8_t> percent_palette() {
   std::vector<std::uint8_t> palette;
-  for (int v = 0; v <= 100; ++v) palette.insert(palette.end(), 3, static_cast<std::uint8_t>(std::lround(2.55 * (100 - v))));
+  for (int v = 0; v <= 100; ++v)
+    palette.insert(palette.end(), 3, static_cast<std::uint8_t>(std::lround(2.55 * (100 - v))));
   palette.insert(palette.end(), kUnknownRgb, kUnknownRgb + 3);
   return palette;
 }

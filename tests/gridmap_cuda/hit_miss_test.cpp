@@ -175,7 +175,8 @@ TEST(HitMissModel, BatchEqualsOneByOneAndRebuildEqualsFresh) {
   for (const LaserScan& scan : scans) streaming.insert(scan);
   EXPECT_TRUE(batch.map().evidence == streaming.map().evidence);
   std::vector<Pose2D> moved;
-  for (const LaserScan& scan : scans) moved.push_back({scan.laser_pose.x + 0.2, scan.laser_pose.y, scan.laser_pose.theta});
+  for (const LaserScan& scan : scans)
+    moved.push_back({scan.laser_pose.x + 0.2, scan.laser_pose.y, scan.laser_pose.theta});
   batch.rebuild(scans, moved);
   std::vector<LaserScan> shifted = scans;
   for (std::size_t k = 0; k < scans.size(); ++k) shifted[k].laser_pose = moved[k];
@@ -257,7 +258,8 @@ TEST(GpuHitMiss, ScanByScanUpdatesAndRebuildsMatchCpu) {
     ASSERT_TRUE(a.data == b.data);
   }
   std::vector<Pose2D> moved;
-  for (const LaserScan& scan : scans) moved.push_back({scan.laser_pose.x, scan.laser_pose.y - 0.3, scan.laser_pose.theta});
+  for (const LaserScan& scan : scans)
+    moved.push_back({scan.laser_pose.x, scan.laser_pose.y - 0.3, scan.laser_pose.theta});
   gpu.rebuild(scans, moved);
   cpu.rebuild(scans, moved);
   EXPECT_TRUE(gpu.map().evidence == cpu.map().evidence);

@@ -187,7 +187,8 @@ TEST_P(MapValues, UpdatesCoverWhatEachScanChanged) {
     std::size_t differing = 0;
     for (int y = 0; y < update.height; ++y)
       for (int x = 0; x < update.width; ++x)
-        differing += update.data[std::size_t(y) * update.width + x] != values.data[after.index(update.x + x, update.y + y)];
+        differing +=
+            update.data[std::size_t(y) * update.width + x] != values.data[after.index(update.x + x, update.y + y)];
     EXPECT_EQ(differing, 0u) << "scan " << s << ": the update's values are not the map's";
     before = after;
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include "gridmap_cuda/carmen_log.h"
@@ -263,6 +264,34 @@ TEST(GpuHitMiss, ScanByScanUpdatesAndRebuildsMatchCpu) {
   gpu.rebuild(scans, moved);
   cpu.rebuild(scans, moved);
   EXPECT_TRUE(gpu.map().evidence == cpu.map().evidence);
+}
+
+// A grid the device cannot hold (with the model's marks): a DeviceMemoryError naming it, nothing left
+// allocated, and a NaN pose refused before the map changes.
+TEST(GpuHitMiss, BadInputIsRejectedAndNothingIsLeftBehind) {
+  REQUIRE_CUDA_DEVICE();
+  std::size_t free_before = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  GridSpec huge = square(1 << 20, 0.01);
+  try {
+    GridMapper too_big(huge, HitMissModel{}, Backend::Cuda);
+    ADD_FAILURE() << "a 2^40-cell grid was accepted";
+  } catch (const linalg_cuda::DeviceMemoryError& e) {
+    EXPECT_GE(e.needed_bytes(), huge.cells() * 17);  // 9 bytes a cell of map and 8 of marks
+    EXPECT_NE(std::string(e.what()).find("grid of 1048576 x 1048576 cells: out of device memory"), std::string::npos)
+        << e.what();
+  }
+  std::size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_GE(free_after + (64u << 20), free_before);
+
+  GridMapper mapper(square(100), HitMissModel{}, Backend::Cuda);
+  mapper.insert(single_beam(1.05, 5.05, 0.0, 2.0f));
+  const OccupancyGrid before = mapper.map();
+  LaserScan bad = single_beam(1.05, 5.05, 0.0, 2.0f);
+  bad.laser_pose.y = std::nan("");
+  EXPECT_THROW(mapper.rebuild({bad}, {bad.laser_pose}), linalg_cuda::InvalidArgument);
+  EXPECT_TRUE(mapper.map().evidence == before.evidence);
 }
 
 }  // namespace

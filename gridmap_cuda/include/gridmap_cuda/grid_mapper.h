@@ -10,8 +10,9 @@
 // its nav_msgs values (an OccupancyGridUpdate), and occupancy_values() the whole OccupancyGrid's.
 //
 // After a loop closure, rebuild(scans, corrected_poses) makes the map anew from the same scans.
-// The map is a sum of per-beam log-odds terms in fixed point, so it does not depend on the order of
-// the scans or beams, and the CUDA and CPU backends give bit-identical maps.
+// With CARMEN's model the map is a sum of per-beam log-odds terms in fixed point, so it does not depend
+// on the order of the scans or beams; with the hit/miss model (hit_miss_model.h) the scans apply in
+// their order. Either way the CUDA and CPU backends give bit-identical maps.
 #include <array>
 #include <cstdint>
 #include <memory>

@@ -89,6 +89,11 @@ class CudaHitMissMapper final : public CudaGridBackend {
       LINALG_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, spec.cells() * sizeof(unsigned),
                                         linalg_cuda::thread_context().stream()));
     }
+    // The blocks resident at once: a cooperative launch's limit.
+    int per_sm = 0;
+    LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hit_miss_scans_kernel, kThreads, 0));
+    multiprocessors_ = static_cast<unsigned>(linalg_cuda::thread_context().device_properties().multiProcessorCount);
+    resident_blocks_ = static_cast<unsigned>(std::max(1, per_sm)) * multiprocessors_;
     // A beam marks at most the cells of its line: its reach in cells along the major axis, plus ends.
     cells_per_beam_ = static_cast<std::size_t>(
         std::ceil(std::max(params.max_range, params.missing_ray) / params.resolution)) + 3;
@@ -129,14 +134,10 @@ class CudaHitMissMapper final : public CudaGridBackend {
                      stamp_ + 1};
     stamp_ += static_cast<unsigned>(batch.scans.size());
     // A warp per beam of the largest scan, at least a block per multiprocessor for the listed cells,
-    // at most the blocks resident at once (a cooperative launch's limit): fewer blocks synchronise
-    // faster, and the loops stride over what is left.
-    int per_sm = 0;
-    LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hit_miss_scans_kernel, kThreads, 0));
-    const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
-    const unsigned resident = static_cast<unsigned>(std::max(1, per_sm) * props.multiProcessorCount);
+    // at most the blocks resident at once: fewer blocks synchronise faster, and the loops stride over
+    // what is left.
     const unsigned beam_blocks = linalg_cuda::detail::blocks_for(32 * std::size_t(max_beams(batch)), kThreads);
-    const unsigned blocks = std::min(resident, std::max(beam_blocks, static_cast<unsigned>(props.multiProcessorCount)));
+    const unsigned blocks = std::min(resident_blocks_, std::max(beam_blocks, multiprocessors_));
     void* arguments[] = {&in};
     LINALG_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(hit_miss_scans_kernel), blocks,
                                                   kThreads, arguments, 0, stream));
@@ -144,6 +145,7 @@ class CudaHitMissMapper final : public CudaGridBackend {
 
   HitMissParams params_;
   std::size_t cells_per_beam_ = 0;
+  unsigned multiprocessors_ = 1, resident_blocks_ = 1;
   unsigned stamp_ = 0;
   linalg_cuda::DeviceBuffer marks_[2], listed_[2], counts_;
 };

@@ -14,6 +14,7 @@ GridMapper::GridMapper(const GridSpec& spec, const SensorModel& model, Backend b
   spec_.validate();
   model_.validate();
   impl_ = backend_ == Backend::Cuda ? detail::make_cuda_mapper(spec_, model_) : detail::make_cpu_mapper(spec_, model_);
+  percent_codec_ = std::make_unique<const detail::ValueCodec>(detail::make_value_codec(prior_log_odds()));
 }
 
 GridMapper::GridMapper(const GridSpec& spec, const HitMissModel& model, Backend backend, HitMissChoice)
@@ -21,6 +22,7 @@ GridMapper::GridMapper(const GridSpec& spec, const HitMissModel& model, Backend 
   spec_.validate();
   model.validate();
   impl_ = backend_ == Backend::Cuda ? detail::make_cuda_mapper(spec_, model) : detail::make_cpu_mapper(spec_, model);
+  percent_codec_ = std::make_unique<const detail::ValueCodec>(detail::make_value_codec(prior_log_odds()));
 }
 
 GridMapper::~GridMapper() = default;
@@ -53,7 +55,7 @@ MapUpdate GridMapper::insert_with_update(const LaserScan& scan) {
   update.width = box.x1 - box.x0 + 1;
   update.height = box.y1 - box.y0 + 1;
   update.data.resize(box.cells());
-  impl_->values(detail::make_value_codec(prior_log_odds()), detail::ValueKind::OccupancyPercent, box, false,
+  impl_->values(*percent_codec_, detail::ValueKind::OccupancyPercent, box, false,
                 reinterpret_cast<std::uint8_t*>(update.data.data()));
   return update;
 }
@@ -97,7 +99,7 @@ OccupancyValues GridMapper::occupancy_values() const {
 void GridMapper::occupancy_values(OccupancyValues* values) const {
   values->spec = spec_;
   values->data.resize(spec_.cells());
-  impl_->values(detail::make_value_codec(prior_log_odds()), detail::ValueKind::OccupancyPercent, whole(spec_), false,
+  impl_->values(*percent_codec_, detail::ValueKind::OccupancyPercent, whole(spec_), false,
                 reinterpret_cast<std::uint8_t*>(values->data.data()));
 }
 

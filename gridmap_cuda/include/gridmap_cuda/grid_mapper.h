@@ -42,6 +42,7 @@ struct MapperStats {
 
 namespace detail {
 class MapperBackend;
+struct ValueCodec;
 }
 
 class GridMapper {
@@ -104,6 +105,8 @@ class GridMapper {
   Backend backend_;
   MapperStats stats_;
   std::unique_ptr<detail::MapperBackend> impl_;
+  // The nav_msgs values' thresholds, found once (bisections of the host's conversion) for the updates.
+  std::unique_ptr<const detail::ValueCodec> percent_codec_;
 };
 
 }  // namespace gridmap_cuda

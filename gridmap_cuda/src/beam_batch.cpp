@@ -66,10 +66,14 @@ EvidenceParams make_params(const GridSpec& spec, const SensorModel& model, int t
   p.wall_thickness = model.wall_thickness;
   p.usable_range = model.usable_range;
   p.table_size = table_size;
-  p.width = spec.width;
-  p.height = spec.height;
+  p.bounds = map_bounds(spec);
   p.entries = entries;
   return p;
+}
+
+CellBounds map_bounds(const GridSpec& spec) {
+  if (!spec.bounded()) return {-kTiledCellLimit + 1, -kTiledCellLimit + 1, kTiledCellLimit - 1, kTiledCellLimit - 1};
+  return {0, 0, spec.width - 1, spec.height - 1};
 }
 
 std::size_t count_beams(const std::vector<LaserScan>& scans) {

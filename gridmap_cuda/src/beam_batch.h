@@ -34,6 +34,9 @@ struct BeamBatch {
 BeamBatch prepare_beams(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses, const GridSpec& spec,
                         double usable_range, float* ranges_out = nullptr);
 
+// The cells a map of this spec holds: its grid, or for an unbounded spec every cell a beam can reach.
+CellBounds map_bounds(const GridSpec& spec);
+
 // Readings in all scans: the size ranges_out must have.
 std::size_t count_beams(const std::vector<LaserScan>& scans);
 

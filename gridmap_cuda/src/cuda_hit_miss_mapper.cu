@@ -25,9 +25,11 @@ namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 
+template <typename Cells>
 struct HitMissInputs {
   UploadedScans scans;
   HitMissParams params;
+  Cells cells;            // where each cell lives (cell_layout.h)
   long long* log_odds;
   std::uint8_t* known;
   unsigned* marks[2];     // even scans' marks, odd scans'
@@ -36,8 +38,10 @@ struct HitMissInputs {
   unsigned first_stamp;   // scan s's stamp is first_stamp + s
 };
 
-__global__ void __launch_bounds__(kThreads) hit_miss_scans_kernel(HitMissInputs in) {
+template <typename Cells>
+__global__ void __launch_bounds__(kThreads) hit_miss_scans_kernel(HitMissInputs<Cells> in) {
   const cg::grid_group grid = cg::this_grid();
+  Cells cells = in.cells;
   const int lane = threadIdx.x & 31;
   const unsigned thread = blockIdx.x * kThreads + threadIdx.x, threads = gridDim.x * kThreads;
   const int warp = static_cast<int>(thread >> 5), warps = static_cast<int>(threads >> 5);
@@ -58,7 +62,8 @@ __global__ void __launch_bounds__(kThreads) hit_miss_scans_kernel(HitMissInputs 
       const unsigned first_mark = 2 * (in.first_stamp + static_cast<unsigned>(s));
       for (int i = warp; i < scan.beams; i += warps)
         for_each_hit_miss_cell(scan, i, in.scans.ranges[scan.first_beam + i], in.scans.beam_cos, in.scans.beam_sin,
-                               in.params, lane, 32, [&](int x, int y, int64_t index, bool hit) {
+                               in.params, lane, 32, [&](int x, int y, bool hit) {
+                                 const int64_t index = cells.index(x, y);
                                  const unsigned before = atomicMax(in.marks[p] + index, first_mark + (hit ? 1u : 0u));
                                  if (before < first_mark) {  // one counter for the scan: one atomic per group
                                    const cg::coalesced_group group = cg::coalesced_threads();
@@ -74,10 +79,19 @@ __global__ void __launch_bounds__(kThreads) hit_miss_scans_kernel(HitMissInputs 
   tally.flush(in.scans.result);
 }
 
+// The cells each beam marks, for the request pass.
+struct HitMissBeamLine {
+  HitMissParams params;
+  __device__ int operator()(const ScanGeometry& scan, int beam, float range, const double* beam_cos,
+                            const double* beam_sin, BresenhamLine* line) const {
+    return hit_miss_prefix(scan, beam, range, beam_cos, beam_sin, params, line);
+  }
+};
+
 class CudaHitMissMapper final : public CudaGridBackend {
  public:
   CudaHitMissMapper(const GridSpec& spec, const HitMissModel& model, const HitMissParams& params)
-      : CudaGridBackend(spec, model.max_range, 2 * spec.cells() * sizeof(unsigned)), params_(params) {
+      : CudaGridBackend(spec, model.max_range, 0, 2 * sizeof(unsigned)), params_(params) {
     int device = 0, cooperative = 0;
     LINALG_CUDA_CHECK(cudaGetDevice(&device));
     LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
@@ -89,9 +103,15 @@ class CudaHitMissMapper final : public CudaGridBackend {
       LINALG_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, spec.cells() * sizeof(unsigned),
                                         linalg_cuda::thread_context().stream()));
     }
-    // The blocks resident at once: a cooperative launch's limit.
+    // The blocks resident at once: a cooperative launch's limit (the tiled kernel's, which uses more
+    // registers, serves both).
     int per_sm = 0;
-    LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hit_miss_scans_kernel, kThreads, 0));
+    LINALG_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hit_miss_scans_kernel<TiledCells>, kThreads, 0));
+    int dense_per_sm = 0;
+    LINALG_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&dense_per_sm, hit_miss_scans_kernel<DenseCells>, kThreads, 0));
+    per_sm = std::min(per_sm, dense_per_sm);
     multiprocessors_ = static_cast<unsigned>(linalg_cuda::thread_context().device_properties().multiProcessorCount);
     resident_blocks_ = static_cast<unsigned>(std::max(1, per_sm)) * multiprocessors_;
     // A beam marks at most the cells of its line: its reach in cells along the major axis, plus ends.
@@ -108,7 +128,25 @@ class CudaHitMissMapper final : public CudaGridBackend {
   }
 
   std::size_t list_capacity(const BeamBatch& batch) const {
-    return std::min(spec_.cells(), static_cast<std::size_t>(max_beams(batch)) * cells_per_beam_);
+    const std::size_t lines = static_cast<std::size_t>(max_beams(batch)) * cells_per_beam_;
+    return tiled() ? lines : std::min(spec_.cells(), lines);
+  }
+
+  // The marks follow the pool; they only compare within a scan, so fresh zeros serve as well.
+  // (Both are allocated before either is replaced, so a throw leaves the old ones.)
+  void cells_grown(std::size_t cells, cudaStream_t stream) override {
+    linalg_cuda::DeviceBuffer grown[2];
+    for (linalg_cuda::DeviceBuffer& marks : grown) {
+      allocate_or_throw(&marks, cells * sizeof(unsigned));
+      LINALG_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, cells * sizeof(unsigned), stream));
+    }
+    for (int k = 0; k < 2; ++k) marks_[k] = std::move(grown[k]);
+  }
+
+
+  void request_tiles(const UploadedScans& scans, const BeamBatch& batch, const TileRequest& request,
+                     cudaStream_t stream) override {
+    launch_request(scans, batch, request, HitMissBeamLine{params_}, stream);
   }
 
   void reserve_for(const BeamBatch& batch) override {
@@ -118,14 +156,20 @@ class CudaHitMissMapper final : public CudaGridBackend {
   }
 
   void launch(const UploadedScans& scans, const BeamBatch& batch, cudaStream_t stream) override {
+    with_cells([&](auto cells) { launch_with(scans, batch, cells, stream); });
+  }
+
+  template <typename Cells>
+  void launch_with(const UploadedScans& scans, const BeamBatch& batch, const Cells& cells, cudaStream_t stream) {
     LINALG_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, batch.scans.size() * sizeof(unsigned), stream));
     if (batch.scans.size() > kMaxHitMissStamp - stamp_) {  // the stamps would pass the marks' range
       for (linalg_cuda::DeviceBuffer& marks : marks_)
-        LINALG_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, spec_.cells() * sizeof(unsigned), stream));
+        LINALG_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, cell_capacity() * sizeof(unsigned), stream));
       stamp_ = 0;
     }
-    HitMissInputs in{scans,
+    HitMissInputs<Cells> in{scans,
                      params_,
+                     cells,
                      evidence(),
                      known(),
                      {marks_[0].as<unsigned>(), marks_[1].as<unsigned>()},
@@ -139,7 +183,7 @@ class CudaHitMissMapper final : public CudaGridBackend {
     const unsigned beam_blocks = linalg_cuda::detail::blocks_for(32 * std::size_t(max_beams(batch)), kThreads);
     const unsigned blocks = std::min(resident_blocks_, std::max(beam_blocks, multiprocessors_));
     void* arguments[] = {&in};
-    LINALG_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(hit_miss_scans_kernel), blocks,
+    LINALG_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(hit_miss_scans_kernel<Cells>), blocks,
                                                   kThreads, arguments, 0, stream));
   }
 

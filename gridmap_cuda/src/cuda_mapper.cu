@@ -29,14 +29,17 @@ constexpr int kWindow = 128;         // window side, cells
 constexpr int kWindowCells = kWindow * kWindow;
 constexpr std::size_t kWindowBytes = kWindowCells * (sizeof(int) + sizeof(std::uint8_t));
 
+template <typename Cells>
 struct KernelInputs {
   UploadedScans scans;
   EvidenceParams params;
+  Cells cells;  // where each cell lives (cell_layout.h)
   unsigned long long* evidence;
   std::uint8_t* known;
 };
 
-__device__ __forceinline__ void add_to_map(const KernelInputs& in, int64_t index, int64_t increment) {
+template <typename Cells>
+__device__ __forceinline__ void add_to_map(const KernelInputs<Cells>& in, int64_t index, int64_t increment) {
   // No result used: compiles to a fire-and-forget reduction (RED) in L2.
   atomicAdd(in.evidence + index, static_cast<unsigned long long>(increment));
   in.known[index] = 1;
@@ -44,24 +47,18 @@ __device__ __forceinline__ void add_to_map(const KernelInputs& in, int64_t index
 
 // Any number of scans, every update straight to the global map: the right choice for a few scans
 // (streaming), which could not fill the GPU one block per scan.
-__global__ void __launch_bounds__(kThreads) insert_beams_kernel(KernelInputs in, int total_beams) {
+template <typename Cells>
+__global__ void __launch_bounds__(kThreads) insert_beams_kernel(KernelInputs<Cells> in, int total_beams) {
   const int lane = threadIdx.x & 31;
   const int warps = (gridDim.x * kThreads) >> 5;
   const UploadedScans& batch = in.scans;
+  Cells cells = in.cells;
   WarpTally tally;
   for (int beam = (blockIdx.x * kThreads + threadIdx.x) >> 5; beam < total_beams; beam += warps) {
-    // The scan holding this beam: the last one whose first beam is <= beam (empty scans share a
-    // first beam with their successor, and the search passes over them).
-    int lo = 0, hi = batch.num_scans - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (batch.scans[mid].first_beam <= beam) lo = mid;
-      else hi = mid - 1;
-    }
-    const ScanGeometry& scan = batch.scans[lo];
+    const ScanGeometry& scan = batch.scans[scan_of_beam(batch, beam)];
     for_each_beam_update(scan, beam - scan.first_beam, batch.ranges[beam], batch.beam_cos, batch.beam_sin, in.params,
                          lane, 32, [&](const CellUpdate& u) {
-                           add_to_map(in, u.index, u.increment);
+                           add_to_map(in, cells.index(u.x, u.y), u.increment);
                            tally.add(u.x, u.y);
                          });
   }
@@ -69,13 +66,15 @@ __global__ void __launch_bounds__(kThreads) insert_beams_kernel(KernelInputs in,
 }
 
 // One block per scan, with the shared-memory window around the laser (see the top of the file).
-__global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(KernelInputs in) {
+template <typename Cells>
+__global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(KernelInputs<Cells> in) {
   extern __shared__ int4 window_storage[];
   int* sums = reinterpret_cast<int*>(window_storage);
   std::uint8_t* touched = reinterpret_cast<std::uint8_t*>(sums + kWindowCells);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   constexpr int kWarps = kScanThreads / 32;
   const UploadedScans& batch = in.scans;
+  Cells cells = in.cells;
   WarpTally tally;
   for (int s = blockIdx.x; s < batch.num_scans; s += gridDim.x) {
     for (int k = threadIdx.x; k < static_cast<int>(kWindowBytes / sizeof(int4)); k += kScanThreads)
@@ -93,13 +92,13 @@ __global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(Ker
                                atomicAdd(sums + wy * kWindow + wx, u.increment);
                                touched[wy * kWindow + wx] = 1;
                              } else {
-                               add_to_map(in, u.index, u.increment);
+                               add_to_map(in, cells.index(u.x, u.y), u.increment);
                              }
                            });
     __syncthreads();
     for (int k = threadIdx.x; k < kWindowCells; k += kScanThreads) {
       if (!touched[k]) continue;  // only cells inside the grid were ever touched
-      const int64_t index = static_cast<int64_t>(window_y + k / kWindow) * in.params.width + window_x + k % kWindow;
+      const int64_t index = cells.index(window_x + k % kWindow, window_y + k / kWindow);
       if (sums[k] != 0) atomicAdd(in.evidence + index, static_cast<unsigned long long>(static_cast<int64_t>(sums[k])));
       in.known[index] = 1;
     }
@@ -107,6 +106,15 @@ __global__ void __launch_bounds__(kScanThreads) insert_scans_windowed_kernel(Ker
   }
   tally.flush(batch.result);
 }
+
+// The cells of each beam's update, for the request pass.
+struct EvidenceBeamLine {
+  EvidenceParams params;
+  __device__ int operator()(const ScanGeometry& scan, int beam, float range, const double* beam_cos,
+                            const double* beam_sin, BresenhamLine* line) const {
+    return beam_update_prefix(scan, beam, range, beam_cos, beam_sin, params, line);
+  }
+};
 
 // The 32-bit window sums are exact when no scan can push a cell past 2^31 - 1 units.
 bool window_is_safe(const BeamBatch& batch, int64_t max_increment) {
@@ -119,38 +127,53 @@ class CudaEvidenceMapper final : public CudaGridBackend {
  public:
   CudaEvidenceMapper(const GridSpec& spec, const SensorModel& model, const std::vector<EvidenceEntry>& table,
                      int table_size)
-      : CudaGridBackend(spec, model.usable_range, table.size() * sizeof(EvidenceEntry)),
+      : CudaGridBackend(spec, model.usable_range, table.size() * sizeof(EvidenceEntry), 0),
         model_(model),
         table_size_(table_size),
         max_increment_(max_abs_increment(table.data(), table.size())) {
     allocate_or_throw(&table_, table.size() * sizeof(EvidenceEntry));
     // The window kernel's shared memory is above the default 48 KB; the opt-in is per device.
-    LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           kWindowBytes));
+    LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel<DenseCells>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kWindowBytes));
+    LINALG_CUDA_CHECK(cudaFuncSetAttribute(insert_scans_windowed_kernel<TiledCells>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kWindowBytes));
     if (!table.empty())
       LINALG_CUDA_CHECK(cudaMemcpyAsync(table_.data(), table.data(), table.size() * sizeof(EvidenceEntry),
                                         cudaMemcpyHostToDevice, linalg_cuda::thread_context().stream()));
   }
 
  private:
+
+  void request_tiles(const UploadedScans& scans, const BeamBatch& batch, const TileRequest& request,
+                     cudaStream_t stream) override {
+    const EvidenceParams params = make_params(spec_, model_, table_size_, table_.as<EvidenceEntry>());
+    launch_request(scans, batch, request, EvidenceBeamLine{params}, stream);
+  }
+
   void launch(const UploadedScans& scans, const BeamBatch& batch, cudaStream_t stream) override {
-    KernelInputs in;
+    with_cells([&](auto cells) { launch_with(scans, batch, cells, stream); });
+  }
+
+  template <typename Cells>
+  void launch_with(const UploadedScans& scans, const BeamBatch& batch, const Cells& cells, cudaStream_t stream) {
+    KernelInputs<Cells> in;
     in.scans = scans;
     in.params = make_params(spec_, model_, table_size_, table_.as<EvidenceEntry>());
+    in.cells = cells;
     in.evidence = reinterpret_cast<unsigned long long*>(evidence());
     in.known = known();
     const cudaDeviceProp& props = linalg_cuda::thread_context().device_properties();
     if (scans.num_scans >= props.multiProcessorCount && window_is_safe(batch, max_increment_)) {
       int per_sm = 0;
-      LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, insert_scans_windowed_kernel,
+      LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, insert_scans_windowed_kernel<Cells>,
                                                                       kScanThreads, kWindowBytes));
       const int blocks = std::min(scans.num_scans, std::max(1, per_sm) * props.multiProcessorCount);
-      insert_scans_windowed_kernel<<<blocks, kScanThreads, kWindowBytes, stream>>>(in);
+      insert_scans_windowed_kernel<Cells><<<blocks, kScanThreads, kWindowBytes, stream>>>(in);
     } else {
       // A warp per beam, at most a full device of resident blocks (the kernel loops over beams).
       const unsigned beam_blocks = linalg_cuda::detail::blocks_for(32 * std::size_t(batch.total_beams), kThreads);
       const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::resident_blocks(props, kThreads), beam_blocks);
-      insert_beams_kernel<<<blocks, kThreads, 0, stream>>>(in, batch.total_beams);
+      insert_beams_kernel<Cells><<<blocks, kThreads, 0, stream>>>(in, batch.total_beams);
     }
     LINALG_CUDA_CHECK_LAUNCH();
   }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "bresenham_line.h"
+#include "cell_layout.h"
 #include "linalg_cuda/internal/host_device.h"
 
 namespace gridmap_cuda::detail {
@@ -40,7 +41,7 @@ struct EvidenceParams {
   double wall_thickness;
   double usable_range;      // beams at or beyond it are skipped
   int table_size;           // (int)(range_max / resolution): the ray ends when |dx| or |dy| reaches it
-  int width, height;
+  CellBounds bounds;        // the cells the map holds (its grid, or all a tiled map can reach)
   const EvidenceEntry* entries;  // indexed by dx^2 + dy^2, for |dx|, |dy| < table_size
 };
 
@@ -66,27 +67,34 @@ LINALG_HD int steps_to_visit(const BresenhamLine& line, const EvidenceParams& p)
 enum class CellOutcome { Update, OutsideGrid, RayEnded };
 
 struct CellUpdate {
-  int x, y;            // the cell
-  int64_t index;       // y * width + x
+  int x, y;            // the cell (its place in memory is the layout's business: cell_layout.h)
   int32_t increment;   // fixed-point log-odds to add
 };
 
+// Cell j of a beam's line (*x, *y) and its table entry, or null once the ray has ended there: the
+// cell is range_max or more away. The distance grows strictly along the line, so once ended, ended.
+LINALG_HD const EvidenceEntry* ray_entry(const BresenhamLine& line, int j, const ScanGeometry& scan,
+                                         const EvidenceParams& p, int* x, int* y) {
+  line.cell(j, x, y);
+  const int dx = *x > scan.laser_cell_x ? *x - scan.laser_cell_x : scan.laser_cell_x - *x;
+  const int dy = *y > scan.laser_cell_y ? *y - scan.laser_cell_y : scan.laser_cell_y - *y;
+  if (dx >= p.table_size || dy >= p.table_size) return nullptr;
+  const EvidenceEntry* e = p.entries + (dx * dx + dy * dy);
+  return e->free_increment == kStop ? nullptr : e;
+}
+
 // What cell j of a beam's line does. CARMEN skips cells outside the grid and stops the ray at the
-// first cell inside it that is range_max or more away; the distance grows strictly along the line,
-// so "update iff inside the grid and not yet range_max away" is the same rule, for every j at once.
+// first cell inside it that is range_max or more away; since the distance grows strictly along the
+// line, "update iff inside the grid and not yet range_max away" is the same rule, for every j at once.
 LINALG_HD CellOutcome cell_update(const BresenhamLine& line, int j, const ScanGeometry& scan, float range,
                                   const EvidenceParams& p, CellUpdate* update) {
   int x, y;
-  line.cell(j, &x, &y);
-  const int dx = x > scan.laser_cell_x ? x - scan.laser_cell_x : scan.laser_cell_x - x;
-  const int dy = y > scan.laser_cell_y ? y - scan.laser_cell_y : scan.laser_cell_y - y;
-  if (dx >= p.table_size || dy >= p.table_size) return CellOutcome::RayEnded;
-  const EvidenceEntry& e = p.entries[dx * dx + dy * dy];
-  if (e.free_increment == kStop) return CellOutcome::RayEnded;
-  if (x < 0 || x >= p.width || y < 0 || y >= p.height) return CellOutcome::OutsideGrid;
+  const EvidenceEntry* entry = ray_entry(line, j, scan, p, &x, &y);
+  if (!entry) return CellOutcome::RayEnded;
+  const EvidenceEntry& e = *entry;
+  if (!p.bounds.contains(x, y)) return CellOutcome::OutsideGrid;
   update->x = x;
   update->y = y;
-  update->index = static_cast<int64_t>(y) * p.width + x;
   update->increment = e.distance < static_cast<double>(range) ? e.free_increment : e.occupied_increment;
   return CellOutcome::Update;
 }
@@ -111,6 +119,22 @@ LINALG_HD int for_each_beam_update(const ScanGeometry& scan, int i, float range,
     ++updates;
   }
   return updates;
+}
+
+// The cells beam i updates on a map whose bounds it cannot leave (a tiled one): cells 0 .. count - 1
+// of *line; returns count (the first cell where the ray has ended, by bisection).
+LINALG_HD int beam_update_prefix(const ScanGeometry& scan, int i, float range, const double* beam_cos,
+                                 const double* beam_sin, const EvidenceParams& p, BresenhamLine* line) {
+  if (!beam_is_used(range, p)) return 0;
+  *line = beam_line(scan, beam_cos[scan.direction_table + i], beam_sin[scan.direction_table + i], range, p);
+  int lo = 0, hi = steps_to_visit(*line, p);
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    int x, y;
+    if (ray_entry(*line, mid, scan, p, &x, &y)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 // The largest |increment| of the table: bounds what one scan can add to one cell.

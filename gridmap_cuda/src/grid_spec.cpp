@@ -19,9 +19,10 @@ void GridSpec::validate() const {
                                        " must be positive");
   if (!std::isfinite(origin_x) || !std::isfinite(origin_y))
     throw linalg_cuda::InvalidArgument("GridSpec: the origin must be finite");
+  if (!bounded()) return;
   if (width <= 0 || height <= 0)
     throw linalg_cuda::InvalidArgument("GridSpec: " + std::to_string(width) + " x " + std::to_string(height) +
-                                       " cells; both sizes must be positive");
+                                       " cells; both sizes must be positive (or both 0: GridSpec::unbounded)");
   if (cells() > (std::size_t(1) << 40))
     throw linalg_cuda::InvalidArgument("GridSpec: " + std::to_string(width) + " x " + std::to_string(height) +
                                        " cells exceed the 2^40-cell limit; use a coarser resolution or a smaller area");

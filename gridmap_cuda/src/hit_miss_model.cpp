@@ -45,8 +45,7 @@ HitMissParams make_hit_miss_params(const GridSpec& spec, const HitMissModel& mod
   p.resolution = spec.resolution;
   p.max_range = model.max_range;
   p.missing_ray = model.missing_data_ray_length;
-  p.width = spec.width;
-  p.height = spec.height;
+  p.bounds = map_bounds(spec);
   p.hit = fixed_log_odds(model.p_hit);
   p.miss = fixed_log_odds(model.p_miss);
   p.low = fixed_log_odds(model.p_min);

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "bresenham_line.h"
+#include "cell_layout.h"
 #include "evidence_model.h"
 #include "linalg_cuda/internal/host_device.h"
 
@@ -21,7 +22,7 @@ struct HitMissParams {
   double resolution;
   double max_range;      // readings at or beyond it are "no return"
   double missing_ray;    // metres of misses along a no-return beam
-  int width, height;
+  CellBounds bounds;     // the cells the map holds
   int64_t hit, miss;     // fixed-point log-odds increments
   int64_t low, high;     // fixed-point clamp bounds
 };
@@ -41,7 +42,7 @@ LINALG_HD bool hit_miss_line(const ScanGeometry& scan, double beam_cos, double b
   return true;
 }
 
-// Every cell of beam i inside the grid, cells first, first + stride, ...: mark(x, y, index, hit).
+// Every cell of beam i inside the map's bounds, cells first, first + stride, ...: mark(x, y, hit).
 // Returns how many.
 template <typename Mark>
 LINALG_HD int for_each_hit_miss_cell(const ScanGeometry& scan, int i, float range, const double* beam_cos,
@@ -57,11 +58,22 @@ LINALG_HD int for_each_hit_miss_cell(const ScanGeometry& scan, int i, float rang
   for (int j = first; j < steps; j += stride) {
     int x, y;
     line.cell(j, &x, &y);
-    if (x < 0 || x >= p.width || y < 0 || y >= p.height) continue;
-    mark(x, y, static_cast<int64_t>(y) * p.width + x, returned && j == steps - 1);
+    if (!p.bounds.contains(x, y)) continue;
+    mark(x, y, returned && j == steps - 1);
     ++marked;
   }
   return marked;
+}
+
+// The cells beam i marks on a map whose bounds it cannot leave (a tiled one): cells 0 .. count - 1
+// of *line; returns count.
+LINALG_HD int hit_miss_prefix(const ScanGeometry& scan, int i, float range, const double* beam_cos,
+                              const double* beam_sin, const HitMissParams& p, BresenhamLine* line) {
+  bool returned = false;
+  if (!hit_miss_line(scan, beam_cos[scan.direction_table + i], beam_sin[scan.direction_table + i], range, p, line,
+                     &returned))
+    return 0;
+  return line->steps();
 }
 
 // A cell's log-odds after this scan's mark (hit: the low bit), clamped.

@@ -44,13 +44,17 @@ std::string format_double(double v) {
 
 std::string errno_text(int err) { return err != 0 ? std::string(": ") + std::strerror(err) : std::string(); }
 
+void check_not_empty(const GridSpec& spec, const char* function) {
+  if (spec.width <= 0 || spec.height <= 0) {
+    throw linalg_cuda::InvalidArgument(std::string(function) + ": the grid is empty (" + std::to_string(spec.width) +
+                                       " x " + std::to_string(spec.height) + " cells)");
+  }
+}
+
 void check_grid(const OccupancyGrid& grid, const char* function) {
   const GridSpec& spec = grid.spec;
   const std::string where = std::string(function) + ": ";
-  if (spec.width <= 0 || spec.height <= 0) {
-    throw linalg_cuda::InvalidArgument(where + "the grid is empty (" + std::to_string(spec.width) + " x " +
-                                       std::to_string(spec.height) + " cells)");
-  }
+  check_not_empty(spec, function);
   if (!std::isfinite(spec.resolution) || spec.resolution <= 0.0 || !std::isfinite(spec.origin_x) ||
       !std::isfinite(spec.origin_y)) {
     throw linalg_cuda::InvalidArgument(where + "the grid's resolution must be positive and its origin finite");
@@ -208,8 +212,10 @@ void save_ros_map(const OccupancyGrid& grid, const std::string& prefix, const Ro
 void save_ros_map(const GridMapper& mapper, const std::string& prefix, const RosMapOptions& options) {
   detail::validate_ros_options(options, "save_ros_map");
   if (prefix.empty()) throw linalg_cuda::InvalidArgument("save_ros_map: empty prefix");
+  const GridSpec extent = mapper.extent();
+  check_not_empty(extent, "save_ros_map");
   const std::vector<std::uint8_t> image = mapper.ros_image(options);
-  write_ros_map(mapper.spec(), image.data(), prefix, options);
+  write_ros_map(extent, image.data(), prefix, options);
 }
 
 void save_png(const OccupancyGrid& grid, const std::string& path) {
@@ -226,6 +232,7 @@ void save_png(const OccupancyGrid& grid, const std::string& path) {
 void save_png(const GridMapper& mapper, const std::string& path) {
   if (path.empty()) throw linalg_cuda::InvalidArgument("save_png: empty path");
   const OccupancyValues values = mapper.occupancy_values();
+  check_not_empty(values.spec, "save_png");
   const int width = values.spec.width, height = values.spec.height;
   OutputFile file(path, "save_png");
   const std::string error = detail::write_parallel_indexed_png(

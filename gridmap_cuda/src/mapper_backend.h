@@ -1,6 +1,8 @@
 #pragma once
 // The implementations behind GridMapper: the CPU reference and the CUDA one, for each sensor model.
-// All consume the same BeamBatch and keep the map as fixed-point log-odds + known mask.
+// All consume the same BeamBatch and keep the map as fixed-point log-odds + known mask, dense over a
+// bounded spec or in tiles over an unbounded one (cell_layout.h).
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -15,7 +17,7 @@ namespace gridmap_cuda::detail {
 
 // Cells x0..x1 by y0..y1 (inclusive); empty while x1 < x0.
 struct CellBox {
-  int x0 = 2147483647, y0 = 2147483647, x1 = -1, y1 = -1;
+  int x0 = INT_MAX, y0 = INT_MAX, x1 = INT_MIN, y1 = INT_MIN;
   bool empty() const { return x1 < x0 || y1 < y0; }
   std::size_t cells() const { return empty() ? 0 : std::size_t(x1 - x0 + 1) * std::size_t(y1 - y0 + 1); }
 };
@@ -35,9 +37,13 @@ class MapperBackend {
   // throw leaves the map as it was.
   virtual InsertResult insert(const std::vector<LaserScan>& scans, const std::vector<Pose2D>* poses,
                               bool reset_first) = 0;
-  // Copies the map into grid->evidence and grid->known (sized by the caller's spec).
+  // The cells the map stores: the grid, or the tiles' span for a tiled map (empty without tiles).
+  virtual CellBox extent() const = 0;
+  // Cells held in memory: the grid's, or the tiles'.
+  virtual std::size_t stored_cells() const = 0;
+  // Copies the cells of extent() into grid->evidence and grid->known.
   virtual void read(OccupancyGrid* grid) const = 0;
-  // The 8-bit values (value_codec.h) of the cells of `box` (inside the grid), computed where the map
+  // The 8-bit values (value_codec.h) of the cells of `box` (inside extent()), computed where the map
   // is, into out (box.cells() bytes): rows from the box's smallest y, or from its largest if top_down.
   virtual void values(const ValueCodec& codec, ValueKind kind, const CellBox& box, bool top_down,
                       std::uint8_t* out) const = 0;

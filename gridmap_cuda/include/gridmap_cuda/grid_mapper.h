@@ -9,6 +9,10 @@
 // A ROS node streams instead: each insert_with_update(scan) returns the region the scan changed with
 // its nav_msgs values (an OccupancyGridUpdate), and occupancy_values() the whole OccupancyGrid's.
 //
+// On GridSpec::unbounded(resolution) no extent is needed: the map is kept in 64 x 64-cell tiles,
+// allocated (on the GPU for the CUDA backend) when a beam first reaches them, and extent() grows with
+// them. Unknown tiles are neither stored nor copied; the cells equal a dense map's bit for bit.
+//
 // After a loop closure, rebuild(scans, corrected_poses) makes the map anew from the same scans.
 // With CARMEN's model the map is a sum of per-beam log-odds terms in fixed point, so it does not depend
 // on the order of the scans or beams; with the hit/miss model (hit_miss_model.h) the scans apply in
@@ -74,7 +78,8 @@ class GridMapper {
   // Unknown again everywhere; the statistics restart.
   void reset();
 
-  // The whole map as log-odds evidence and known flags, copied to the host: 9 bytes a cell.
+  // The whole map (its extent()) as log-odds evidence and known flags, copied to the host: 9 bytes a
+  // stored cell. Throws linalg_cuda::InvalidArgument when the extent would not fit in host memory.
   OccupancyGrid map() const;
   // nav_msgs/OccupancyGrid's values of every cell, computed where the map is (on the GPU for the CUDA
   // backend) and copied at one byte a cell; equal to map().occupancy_values().
@@ -85,6 +90,12 @@ class GridMapper {
   // computed where the map is and copied at one byte a cell; save_ros_map(mapper, ...) writes it.
   std::vector<std::uint8_t> ros_image(const RosMapOptions& options = {}) const;
   const GridSpec& spec() const { return spec_; }
+  // The cells the map covers: spec() for a bounded spec; for an unbounded one the span of its tiles
+  // (0 x 0 before the first), in the same cells as spec() (cell (i, j) of the extent is cell
+  // (i + x0, j + y0) of spec(), x0 and y0 multiples of 64).
+  GridSpec extent() const;
+  // Cells held in memory: the grid's, or 4096 per tile.
+  std::size_t stored_cells() const;
   // CARMEN's model (a hit/miss mapper holds the default one and does not use it).
   const SensorModel& model() const { return model_; }
   // The hit/miss model, or null for a CARMEN mapper.

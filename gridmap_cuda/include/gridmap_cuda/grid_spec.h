@@ -1,6 +1,10 @@
 #pragma once
 // Where the grid lies: cell (i, j) covers [origin_x + i res, origin_x + (i+1) res) x [origin_y + j res, ...).
 // Cells are stored row by row, j = 0 (the smallest y) first.
+//
+// A spec of 0 x 0 cells (GridSpec::unbounded) has no extent: a GridMapper on it keeps 64 x 64-cell
+// tiles, allocated as the beams first reach them, and its map grows as the robot moves (cells then
+// have any sign, i and j within +-2^30).
 #include <cstddef>
 #include <type_traits>
 #include <vector>
@@ -18,9 +22,15 @@ struct GridSpec {
   int width = 0;              // cells along x
   int height = 0;             // cells along y
 
+  // A map without an extent given in advance: cell (0, 0) still starts at the origin.
+  static GridSpec unbounded(double resolution, double origin_x = 0.0, double origin_y = 0.0) {
+    return GridSpec{resolution, origin_x, origin_y, 0, 0};
+  }
+  bool bounded() const { return width != 0 || height != 0; }
   std::size_t cells() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
-  // Throws linalg_cuda::InvalidArgument for a non-positive or non-finite resolution, non-positive sizes,
-  // or more than 2^40 cells. (Whether the grid fits in memory is checked when a mapper allocates it.)
+  // Throws linalg_cuda::InvalidArgument for a non-positive or non-finite resolution, negative sizes or
+  // one size zero (both zero is unbounded), or more than 2^40 cells. (Whether the grid fits in memory
+  // is checked when a mapper allocates it.)
   void validate() const;
 };
 

@@ -20,10 +20,13 @@ struct OccupancyValues {
 };
 
 // What one insert changed, as nav_msgs/OccupancyGridUpdate carries it: the bounding box of every cell
-// the scan updated (x, y: its lower-left cell; width = height = 0 when the scan updated none) and the
-// box's values after the insert, row by row from its smallest y.
+// the scan updated (x, y: its lower-left cell, counted from the lower-left cell of the mapper's
+// extent(); width = height = 0 when the scan updated none) and the box's values after the insert, row
+// by row from its smallest y. An unbounded map's extent grows with new tiles: then extent_grew is set,
+// and a ROS node publishes the whole OccupancyGrid (occupancy_values()) instead of the update.
 struct MapUpdate {
   int x = 0, y = 0, width = 0, height = 0;
+  bool extent_grew = false;
   std::vector<std::int8_t> data;
 
   bool empty() const { return width == 0 || height == 0; }

@@ -8,7 +8,9 @@
 // rebuild (reset + insert + map), the loop-closure case. "8-bit" rows download the nav_msgs values
 // instead (GridMapper::occupancy_values, a byte a cell), and "per scan" rows replay the log scan by
 // scan with insert_with_update (the changed region's values downloaded after each). "hit/miss" rows
-// map the whole log with the hit/miss model instead of CARMEN's (8-bit map downloaded).
+// map the whole log with the hit/miss model instead of CARMEN's (8-bit map downloaded). "tiled" rows
+// map on GridSpec::unbounded (64 x 64-cell tiles allocated as beams reach them) instead of the
+// fitted dense grid.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -109,16 +111,8 @@ struct Bench {
     }
     if (per_scan) {
       // Scan by scan on a fresh map, each update's region downloaded: the median and the 99th percentile.
-      gpu.reset();
-      std::vector<double> latencies;
-      for (const LaserScan& scan : scans) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const gridmap_cuda::MapUpdate update = gpu.insert_with_update(scan);
-        latencies.push_back(bench::seconds_since(t0));
-      }
-      std::sort(latencies.begin(), latencies.end());
-      add(base, "gpu per scan + update, median", latencies[latencies.size() / 2], gpu_seconds);
-      add(base, "gpu per scan + update, 99th pct", latencies[latencies.size() * 99 / 100], gpu_seconds);
+      add_latencies(base, "gpu", per_scan_latencies(&gpu, scans), gpu_seconds);
+      tiled(base, scans, spec, gpu_seconds);
       // The hit/miss model on the same grid: scan after scan, two launches each.
       const gridmap_cuda::HitMissModel hit_miss;
       gridmap_cuda::GridMapper gpu_hm(spec, hit_miss, Backend::Cuda);
@@ -163,6 +157,50 @@ struct Bench {
           1);
       add(base, "CARMEN egrid.c transcribed, 1 thread", seconds, gpu_seconds);
     }
+  }
+
+  // The same map on tiles: rebuilt (the pool kept), from scratch (tiles allocated), scan by scan.
+  void tiled(const Row& base, const std::vector<LaserScan>& scans, const GridSpec& spec, double gpu_seconds) {
+    const GridSpec unbounded = GridSpec::unbounded(spec.resolution, spec.origin_x, spec.origin_y);
+    gridmap_cuda::GridMapper gpu(unbounded, {}, Backend::Cuda);
+    gridmap_cuda::OccupancyValues values;
+    const double rebuild = median_seconds(
+        [&] {
+          gpu.reset();
+          gpu.insert(scans);
+          gpu.occupancy_values(&values);
+        },
+        reps);
+    add(base, "gpu tiled rebuild, 8-bit map", rebuild, gpu_seconds);
+    std::printf("  tiles store %.1f M of the extent's %.1f M cells (the fitted grid: %.1f M)\n",
+                gpu.stored_cells() / 1e6, gpu.extent().cells() / 1e6, spec.cells() / 1e6);
+    const double scratch = median_seconds(
+        [&] {
+          gridmap_cuda::GridMapper fresh(unbounded, {}, Backend::Cuda);
+          fresh.insert(scans);
+          fresh.occupancy_values(&values);
+        },
+        reps);
+    add(base, "gpu tiled from scratch, 8-bit map", scratch, gpu_seconds);
+    add_latencies(base, "gpu tiled", per_scan_latencies(&gpu, scans), gpu_seconds);
+  }
+
+  // insert_with_update(scan) for each scan in turn on the emptied map: each one's seconds, sorted.
+  static std::vector<double> per_scan_latencies(gridmap_cuda::GridMapper* mapper, const std::vector<LaserScan>& scans) {
+    mapper->reset();
+    std::vector<double> latencies;
+    for (const LaserScan& scan : scans) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const gridmap_cuda::MapUpdate update = mapper->insert_with_update(scan);
+      latencies.push_back(bench::seconds_since(t0));
+    }
+    std::sort(latencies.begin(), latencies.end());
+    return latencies;
+  }
+
+  void add_latencies(const Row& base, const std::string& what, const std::vector<double>& sorted, double gpu_seconds) {
+    add(base, what + " per scan + update, median", sorted[sorted.size() / 2], gpu_seconds);
+    add(base, what + " per scan + update, 99th pct", sorted[sorted.size() * 99 / 100], gpu_seconds);
   }
 
   void add(const Row& base, const std::string& implementation, double seconds, double gpu_seconds) {

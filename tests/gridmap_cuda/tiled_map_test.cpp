@@ -191,6 +191,20 @@ class TiledMap : public ::testing::TestWithParam<Case> {
     const OccupancyGrid tiled_map = tiled.map();
     expect_same_cells(dense.map(), tiled_map, what);
     expect_only_seen_tiles(tiled, tiled_map, what);
+    // The 8-bit maps, made tile by tile where the map is, against the host's conversion of map().
+    EXPECT_TRUE(tiled.occupancy_values().data == tiled_map.occupancy_values().data) << what;
+    const std::vector<std::uint8_t> image = tiled.ros_image();
+    const int w = tiled_map.spec.width, h = tiled_map.spec.height;
+    ASSERT_EQ(image.size(), tiled_map.spec.cells()) << what;
+    std::size_t differing = 0;
+    for (int r = 0; r < h; ++r)
+      for (int x = 0; x < w; ++x) {
+        const std::size_t cell = tiled_map.index(x, h - 1 - r);
+        const double p = tiled_map.known[cell] ? tiled_map.probability(cell) : 0.5;
+        const std::uint8_t host = !tiled_map.known[cell] ? 205 : (p > 0.65 ? 0 : (p < 0.196 ? 254 : 205));
+        differing += image[std::size_t(r) * w + x] != host;
+      }
+    EXPECT_EQ(differing, 0u) << what << ": map_server image";
     EXPECT_EQ(tiled.stats().cell_updates, dense.stats().cell_updates) << what;
     EXPECT_LT(tiled.stored_cells(), tiled.extent().cells() + 1) << what;
   }

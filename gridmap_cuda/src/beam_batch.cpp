@@ -72,7 +72,7 @@ EvidenceParams make_params(const GridSpec& spec, const SensorModel& model, int t
 }
 
 CellBounds map_bounds(const GridSpec& spec) {
-  if (!spec.bounded()) return {-kTiledCellLimit + 1, -kTiledCellLimit + 1, kTiledCellLimit - 1, kTiledCellLimit - 1};
+  if (!spec.bounded()) return {-kTiledCellBound, -kTiledCellBound, kTiledCellBound, kTiledCellBound};
   return {0, 0, spec.width - 1, spec.height - 1};
 }
 

@@ -14,8 +14,10 @@ constexpr int kTileBits = 6;
 constexpr int kTileSide = 1 << kTileBits;
 constexpr int kTileCells = kTileSide * kTileSide;
 constexpr unsigned long long kEmptyTileKey = ~0ull;
-// Cells of a tiled map lie within +-2^30 (beam_batch.h bounds the laser cell and the reach by 2^29).
-constexpr int kTiledCellLimit = 1 << 30;
+// A tiled map holds the cells within +-kTiledCellBound: the tiles' span then stays below 2^31 cells
+// (an int). Lasers lie within +-2^29 cells and reach less than 2^29 more (beam_batch.h), so only
+// absurd beams pass the bound, and their cells beyond it are skipped as a dense grid's edge is.
+constexpr int kTiledCellBound = (1 << 30) - 2 * kTileSide;
 
 // The cells a sensor model may update: x0..x1 by y0..y1, inclusive.
 struct CellBounds {

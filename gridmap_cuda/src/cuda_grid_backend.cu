@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "linalg_cuda/backend.h"
@@ -168,6 +169,10 @@ InsertResult CudaGridBackend::insert(const std::vector<LaserScan>& scans, const 
   staging_.reserve(range_bytes);
   const BeamBatch batch = prepare_beams(scans, poses, spec_, usable_range_, staging_.as<float>());
   reserve_for(batch);
+  // A rebuild of a tiled map clears its table only (the pool's cells are cleared as tiles are added),
+  // so the old tiles come back if the new ones find no room.
+  std::optional<TileIndex> before_reset;
+  if (reset_first && tiles_) before_reset = tiles_->index();
   if (reset_first) reset();
   InsertResult result;
   if (batch.total_beams == 0) return result;
@@ -199,7 +204,14 @@ InsertResult CudaGridBackend::insert(const std::vector<LaserScan>& scans, const 
   in.beam_cos = reinterpret_cast<const double*>(device + range_bytes + scan_bytes);
   in.beam_sin = reinterpret_cast<const double*>(device + range_bytes + scan_bytes + direction_bytes);
   in.result = result_.as<DeviceInsertResult>();
-  if (tiles_) allocate_tiles(in, batch, stream);
+  if (tiles_) {
+    try {
+      allocate_tiles(in, batch, stream);
+    } catch (const linalg_cuda::DeviceMemoryError&) {
+      if (before_reset) tiles_->restore(std::move(*before_reset), stream);
+      throw;
+    }
+  }
   launch(in, batch, stream);
   LINALG_CUDA_CHECK(cudaMemcpyAsync(counted, result_.data(), sizeof *counted, cudaMemcpyDeviceToHost, stream));
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -32,19 +32,27 @@ DeviceTiles::DeviceTiles() {
   counters_.reserve(2 * sizeof(unsigned));
   counters_host_.reserve(2 * sizeof(unsigned));
   const cudaStream_t stream = linalg_cuda::thread_context().stream();
-  upload_table(stream);
+  upload_table(linalg_cuda::DeviceBuffer(), linalg_cuda::DeviceBuffer(), stream);
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void DeviceTiles::upload_table(cudaStream_t stream) {
+void DeviceTiles::upload_table(linalg_cuda::DeviceBuffer keys, linalg_cuda::DeviceBuffer slots, cudaStream_t stream) {
   const std::size_t entries = index_.table_keys().size();
-  table_keys_.reserve(entries * sizeof(unsigned long long));
-  table_slots_.reserve(entries * sizeof(int));
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(table_keys_.data(), index_.table_keys().data(),
-                                    entries * sizeof(unsigned long long), cudaMemcpyHostToDevice, stream));
-  LINALG_CUDA_CHECK(cudaMemcpyAsync(table_slots_.data(), index_.table_slots().data(), entries * sizeof(int),
+  keys.reserve(entries * sizeof(unsigned long long));
+  slots.reserve(entries * sizeof(int));
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(keys.data(), index_.table_keys().data(), entries * sizeof(unsigned long long),
                                     cudaMemcpyHostToDevice, stream));
-  uploaded_generation_ = index_.generation();
+  LINALG_CUDA_CHECK(cudaMemcpyAsync(slots.data(), index_.table_slots().data(), entries * sizeof(int),
+                                    cudaMemcpyHostToDevice, stream));
+  table_keys_ = std::move(keys);
+  table_slots_ = std::move(slots);
+}
+
+void DeviceTiles::restore(TileIndex index, cudaStream_t stream) {
+  // clear() kept the table's size and a failed add() changed nothing, so the buffers hold it: this
+  // allocates nothing when memory has just run out.
+  index_ = std::move(index);
+  upload_table(std::move(table_keys_), std::move(table_slots_), stream);
 }
 
 void DeviceTiles::clear(cudaStream_t stream) {
@@ -97,17 +105,26 @@ std::vector<unsigned long long> DeviceTiles::requested(cudaStream_t stream) {
 void DeviceTiles::add(const std::vector<unsigned long long>& keys, cudaStream_t stream) {
   if (keys.empty()) return;
   LINALG_CUDA_CHECK(cudaStreamSynchronize(stream));  // changes_host_ is free again
-  changes_host_.reserve(keys.size() * sizeof(TableChange));
+  // The memory first: a larger table (when it will double), or the changes' buffers.
+  const int bits = index_.bits_for(static_cast<std::size_t>(index_.tiles()) + keys.size());
+  linalg_cuda::DeviceBuffer grown_keys, grown_slots;
+  if (bits != index_.bits()) {
+    grown_keys.reserve((std::size_t(1) << bits) * sizeof(unsigned long long));
+    grown_slots.reserve((std::size_t(1) << bits) * sizeof(int));
+  } else {
+    changes_.reserve(keys.size() * sizeof(TableChange));
+    changes_host_.reserve(keys.size() * sizeof(TableChange));
+  }
+  if (bits != index_.bits()) {  // rehashed: the whole table
+    for (const unsigned long long key : keys) index_.add(key);
+    upload_table(std::move(grown_keys), std::move(grown_slots), stream);
+    return;
+  }
   TableChange* changes = changes_host_.as<TableChange>();
   for (std::size_t k = 0; k < keys.size(); ++k) {
     const int slot = index_.tiles();
     changes[k] = {keys[k], index_.add(keys[k]), slot};
   }
-  if (index_.generation() != uploaded_generation_) {  // rehashed: the whole table
-    upload_table(stream);
-    return;
-  }
-  changes_.reserve(keys.size() * sizeof(TableChange));
   LINALG_CUDA_CHECK(cudaMemcpyAsync(changes_.data(), changes, keys.size() * sizeof(TableChange), cudaMemcpyHostToDevice,
                                     stream));
   const unsigned n = static_cast<unsigned>(keys.size());

@@ -72,13 +72,16 @@ class DeviceTiles {
   // The tiles the last pass listed, sorted.
   std::vector<unsigned long long> requested(cudaStream_t stream);
   // Adds `keys` (new tiles, in that order: slots index().tiles() onwards) and updates the device table.
+  // Everything that can run out of memory is allocated first: a throw leaves the tiles as they were.
   void add(const std::vector<unsigned long long>& keys, cudaStream_t stream);
+  // Puts back the index as it was before clear() (a copy of index()), its table uploaded again.
+  void restore(TileIndex index, cudaStream_t stream);
 
  private:
-  void upload_table(cudaStream_t stream);
+  // The whole table into (keys, slots), sized for it, which then become the device table.
+  void upload_table(linalg_cuda::DeviceBuffer keys, linalg_cuda::DeviceBuffer slots, cudaStream_t stream);
 
   TileIndex index_;
-  unsigned uploaded_generation_ = 0;
   int seen_bits_ = 14;
   unsigned listed_ = 0;
   linalg_cuda::DeviceBuffer table_keys_, table_slots_, seen_, list_, counters_, changes_;

@@ -25,7 +25,6 @@ void TileIndex::clear() {
 unsigned TileIndex::add(unsigned long long key) {
   if (2 * (keys_.size() + 1) > table_keys_.size()) {  // rehash into twice the table, in slot order
     ++bits_;
-    ++generation_;
     table_keys_.assign(std::size_t(1) << bits_, kEmptyTileKey);
     table_slots_.assign(std::size_t(1) << bits_, -1);
     const unsigned mask = (1u << bits_) - 1u;

@@ -21,10 +21,14 @@ class TileIndex {
   // The slot of a tile, or -1.
   int find(unsigned long long key) const { return view().find(key); }
   // Adds a tile that is not there yet, in the next slot; returns the table position it took. The
-  // table doubles when half full (then rehashed(): the kernels' copy must be replaced whole).
+  // table doubles when it would be more than half full (rehashed in slot order).
   unsigned add(unsigned long long key);
-  // Counts the table rebuilds, so that a copy of the table knows whether it is still in step.
-  unsigned generation() const { return generation_; }
+  // The table's bits once it holds `tiles` tiles (it doubles whenever it would be more than half full).
+  int bits_for(std::size_t tiles) const {
+    int bits = bits_;
+    while (2 * tiles > (std::size_t(1) << bits)) ++bits;
+    return bits;
+  }
 
   TileTableView view() const { return {table_keys_.data(), table_slots_.data(), bits_}; }
   const std::vector<unsigned long long>& table_keys() const { return table_keys_; }
@@ -44,7 +48,6 @@ class TileIndex {
   std::vector<unsigned long long> table_keys_;
   std::vector<int> table_slots_;
   int bits_ = 12;
-  unsigned generation_ = 0;
 };
 
 // Writes the bytes of the tiles `slots` (tile_major: kTileCells bytes per listed tile, rows of the

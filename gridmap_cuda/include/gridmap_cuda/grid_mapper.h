@@ -94,7 +94,8 @@ class GridMapper {
   // (0 x 0 before the first), in the same cells as spec() (cell (i, j) of the extent is cell
   // (i + x0, j + y0) of spec(), x0 and y0 multiples of 64).
   GridSpec extent() const;
-  // Cells held in memory: the grid's, or 4096 per tile.
+  // Cells the map stores: the grid's, or 4096 per tile in use. (The GPU's pool of tiles grows by
+  // doubling and keeps its memory after reset(), so it may hold up to twice as many.)
   std::size_t stored_cells() const;
   // CARMEN's model (a hit/miss mapper holds the default one and does not use it).
   const SensorModel& model() const { return model_; }

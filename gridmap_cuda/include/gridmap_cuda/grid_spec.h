@@ -4,7 +4,7 @@
 //
 // A spec of 0 x 0 cells (GridSpec::unbounded) has no extent: a GridMapper on it keeps 64 x 64-cell
 // tiles, allocated as the beams first reach them, and its map grows as the robot moves (cells then
-// have any sign, i and j within +-2^30).
+// have any sign, i and j within +-(2^30 - 128); laser poses within 2^29 cells of the origin).
 #include <cstddef>
 #include <type_traits>
 #include <vector>

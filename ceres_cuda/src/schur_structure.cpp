@@ -170,13 +170,21 @@ SchurSizes detect_schur_sizes(const SchurStructure& s) {
 
 std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres::Problem* problem,
                                     SchurStructure* structure) {
+  if (problem == nullptr) {
+    *structure = SchurStructure{};
+    return "problem is null";
+  }
+  return analyze_schur_structure(options, CeresProblemSource(*problem), structure);
+}
+
+std::string analyze_schur_structure(const ceres::Solver::Options& options, const ProblemSource& problem,
+                                    SchurStructure* structure) {
   *structure = SchurStructure{};
   if (std::string reason = unsupported_options(options); !reason.empty()) return reason;
   const ceres::LinearSolverType solver = options.linear_solver_type;
   if (solver != ceres::ITERATIVE_SCHUR && solver != ceres::DENSE_SCHUR && solver != ceres::SPARSE_SCHUR)
     return std::string("linear_solver_type ") + ceres::LinearSolverTypeToString(solver) +
            " (ceres_cuda runs ITERATIVE_SCHUR, DENSE_SCHUR and SPARSE_SCHUR)";
-  if (problem == nullptr) return "problem is null";
   PhaseLog phase("general analysis");
 
   // Parameter blocks in Ceres' program order, which its independent set follows between blocks of equal
@@ -186,10 +194,8 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   // on all threads (millions of residual blocks at real sizes); a block's place is its first position
   // among all residuals' blocks, an integer minimum in a table of the blocks (the same whatever order
   // the threads take).
-  std::vector<ceres::ResidualBlockId> ids;
-  problem->GetResidualBlocks(&ids);
-  if (ids.empty()) return "the problem has no residual blocks";
-  const long R = static_cast<long>(ids.size());
+  const long R = problem.num_residual_blocks();
+  if (R == 0) return "the problem has no residual blocks";
   structure->num_residual_blocks = static_cast<int>(R);
   const SetUpThreads threads(R);
   ResidualBlocks residual_blocks;
@@ -200,7 +206,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   long bad_residual = R, residuals = 0;
 #pragma omp parallel for schedule(static) reduction(min : bad_residual) reduction(+ : residuals)
   for (long r = 0; r < R; ++r) {
-    const ceres::CostFunction* cost = problem->GetCostFunctionForResidualBlock(ids[r]);
+    const ceres::CostFunction* cost = problem.cost(r);
     cost_of[r] = cost;
     const int size = cost->num_residuals();
     residuals += size;
@@ -215,7 +221,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   const long positions = residual_blocks.start[R];
   if (positions > std::numeric_limits<int>::max()) return "more than 2^31 parameter blocks in residual blocks";
 
-  const long num_user_blocks = problem->NumParameterBlocks();
+  const long num_user_blocks = problem.num_parameter_blocks();
   BlockUseTable table(num_user_blocks);
   std::vector<int> slot_of(positions);
 #pragma omp parallel
@@ -223,7 +229,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
     std::vector<double*> scratch;
 #pragma omp for schedule(static)
     for (long r = 0; r < R; ++r) {
-      problem->GetParameterBlocksForResidualBlock(ids[r], &scratch);
+      problem.parameter_blocks(r, &scratch);
       for (std::size_t k = 0; k < scratch.size(); ++k) {
         const long position = residual_blocks.start[r] + static_cast<long>(k);
         const int slot = table.insert(scratch[k]);
@@ -245,7 +251,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   // Blocks no residual uses, only where there are some (GetParameterBlocks walks Ceres' std::map).
   if (used < num_user_blocks) {
     std::vector<double*> user_blocks;
-    problem->GetParameterBlocks(&user_blocks);
+    problem.all_parameter_blocks(&user_blocks);
     for (double* user : user_blocks)
       if (table.find(user) < 0) blocks.push_back(BlockInfo{user});
   }
@@ -255,8 +261,9 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
     for (std::size_t b = 0; b < blocks.size(); ++b) index_of.emplace(blocks[b].user, static_cast<int>(b));
   }
 
-  // What Ceres says of each block (a look-up in its std::map per question), on all threads, in the
-  // blocks' address order: consecutive look-ups then walk the same path of the map, in cache.
+  // What the source says of each block (for a ceres::Problem a look-up in its std::map per question),
+  // on all threads, in the blocks' address order: consecutive look-ups then walk the same path of the
+  // map, in cache.
   const long B = static_cast<long>(blocks.size());
   std::vector<int> by_address(B);
   for (long b = 0; b < B; ++b) by_address[b] = static_cast<int>(b);
@@ -267,14 +274,15 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   for (long k = 0; k < B; ++k) {
     const long b = by_address[k];
     BlockInfo& info = blocks[b];
-    info.size = problem->ParameterBlockSize(info.user);
-    info.tangent_size = problem->ParameterBlockTangentSize(info.user);
-    info.manifold = problem->GetManifold(info.user);
-    info.constant = problem->IsParameterBlockConstant(info.user);
+    const ProblemSource::BlockFacts facts = problem.facts(info.user);
+    info.size = facts.size;
+    info.tangent_size = facts.tangent_size;
+    info.manifold = facts.manifold;
+    info.constant = facts.constant;
     info.used = !info.constant && b < used;  // the first `used` blocks are those residuals name
     parameters += info.size;
     effective += info.tangent_size;
-    bounded += !info.constant && has_bounds(*problem, info.user, info.size);
+    bounded += !info.constant && facts.bounded;
   }
   if (bounded > 0) return "a parameter block has bounds (ceres_cuda's minimizer has no bounds constraints)";
   structure->num_parameters = static_cast<int>(parameters);
@@ -355,7 +363,7 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
   std::vector<const ceres::LossFunction*> loss_of(R, nullptr);
   FamilyAssignment assignment;
   for (long r = 0; r < R; ++r) {
-    loss_of[r] = problem->GetLossFunctionForResidualBlock(ids[r]);
+    loss_of[r] = problem.loss(r);
     if (varies[r]) family_of[r] = assignment.family_of(model_of[r], loss_of[r]);
   }
   std::vector<int> rank;
@@ -366,7 +374,6 @@ std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres
       R, F + 1, [&](long r) { return varies[r] ? rank[family_of[r]] : F; },
       [&](long r, long position) {
         SchurResidual& residual = placed[position];
-        residual.id = ids[r];
         residual.cost = cost_of[r];
         residual.loss = loss_of[r];
         residual.size = cost_of[r]->num_residuals();

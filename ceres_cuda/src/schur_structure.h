@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "problem_source.h"
 #include "residual_families.h"
 
 namespace ceres_cuda::detail {
@@ -30,7 +31,6 @@ struct SchurBlock {
 };
 
 struct SchurResidual {
-  ceres::ResidualBlockId id;
   const ceres::CostFunction* cost;
   const ceres::LossFunction* loss;
   int size;         // number of residuals
@@ -89,6 +89,9 @@ SchurSizes detect_schur_sizes(const SchurStructure& structure);
 // "" when Ceres' ITERATIVE_SCHUR, DENSE_SCHUR or SPARSE_SCHUR would take the problem and it fits the
 // bounds above; otherwise the reason, for the log and SolveDetails.
 std::string analyze_schur_structure(const ceres::Solver::Options& options, ceres::Problem* problem,
+                                    SchurStructure* structure);
+// The same from any source of the problem (problem_source.h).
+std::string analyze_schur_structure(const ceres::Solver::Options& options, const ProblemSource& problem,
                                     SchurStructure* structure);
 
 }  // namespace ceres_cuda::detail

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -20,7 +21,9 @@
 #include "linalg_cuda/errors.h"
 #include "linalg_cuda/internal/seconds_since.h"
 #include "lm_minimizer.h"
+#include "problem_source.h"
 #include "schur_structure.h"
+#include "solve_source.h"
 #include "threaded_evaluator.h"
 
 namespace ceres_cuda {
@@ -181,15 +184,13 @@ std::vector<int> ordering_group_sizes(const ceres::ParameterBlockOrdering* order
 }
 
 // The blocks of Ceres' reduced program: those that are not constant and are in a residual block.
-std::unordered_set<const double*> reduced_program_blocks(const ceres::Problem& problem) {
-  std::vector<ceres::ResidualBlockId> residual_blocks;
-  problem.GetResidualBlocks(&residual_blocks);
+std::unordered_set<const double*> reduced_program_blocks(const detail::ProblemSource& problem) {
   std::unordered_set<const double*> kept;
   std::vector<double*> blocks;
-  for (ceres::ResidualBlockId id : residual_blocks) {
-    problem.GetParameterBlocksForResidualBlock(id, &blocks);
+  for (long r = 0; r < problem.num_residual_blocks(); ++r) {
+    problem.parameter_blocks(r, &blocks);
     for (double* block : blocks)
-      if (!problem.IsParameterBlockConstant(block)) kept.insert(block);
+      if (!kept.count(block) && !problem.facts(block).constant) kept.insert(block);
   }
   return kept;
 }
@@ -198,7 +199,7 @@ std::unordered_set<const double*> reduced_program_blocks(const ceres::Problem& p
 // its preprocessor has removed the blocks the reduced program does not hold and the groups left
 // empty. That is the e- and f-blocks, but for a user's ordering of more than two groups (Ceres
 // eliminates group 0 and reports the others as they are).
-std::vector<int> ordering_used(const ceres::Solver::Options& o, const ceres::Problem& problem,
+std::vector<int> ordering_used(const ceres::Solver::Options& o, const detail::ProblemSource& problem,
                                const ProblemShape& shape) {
   const ceres::ParameterBlockOrdering* ordering = o.linear_solver_ordering.get();
   if (!ordering || ordering->NumGroups() <= 2) return {shape.e_blocks, shape.f_blocks};
@@ -212,8 +213,8 @@ std::vector<int> ordering_used(const ceres::Solver::Options& o, const ceres::Pro
   return sizes;
 }
 
-void fill_problem_fields(const ceres::Solver::Options& o, const ceres::Problem& problem, const ProblemShape& shape,
-                         int threads_used, ceres::Solver::Summary* s) {
+void fill_problem_fields(const ceres::Solver::Options& o, const detail::ProblemSource& problem,
+                         const ProblemShape& shape, int threads_used, ceres::Solver::Summary* s) {
   s->minimizer_type = ceres::TRUST_REGION;
   s->linear_solver_type_given = s->linear_solver_type_used = o.linear_solver_type;
   s->preconditioner_type_given = s->preconditioner_type_used = o.preconditioner_type;
@@ -258,7 +259,7 @@ std::string ordering_ceres_aborts_on(const ceres::Solver::Options& options, cons
   if (ordering->NumElements() == 0) return "linear_solver_ordering has no parameter block";
   const ceres::LinearSolverType type = options.linear_solver_type;
   if (type != ceres::DENSE_SCHUR && type != ceres::SPARSE_SCHUR && type != ceres::ITERATIVE_SCHUR) return "";
-  const std::unordered_set<const double*> kept = reduced_program_blocks(problem);
+  const std::unordered_set<const double*> kept = reduced_program_blocks(detail::CeresProblemSource(problem));
   if (kept.empty()) return "";  // Ceres ends before it reads the ordering
   for (const auto& group : ordering->group_to_elements())  // (Ceres 2.1's element_to_group() does not compile)
     for (double* block : group.second)
@@ -347,6 +348,20 @@ std::unique_ptr<detail::BaEngine> start_engine(Backend backend, SolveDetails::Pa
   return make_cpu();
 }
 
+// The problem a solve reads: `source` answers the analysis; problem() is the ceres::Problem for what
+// only Ceres' API serves (the BAL fast path's analysis, a hand-over to ceres::Solve, Ceres' messages
+// for a failure): the caller's, or built on first use.
+struct ProblemInput {
+  const detail::ProblemSource* source = nullptr;
+  ceres::Problem* given = nullptr;
+  std::function<ceres::Problem*()> build;
+
+  ceres::Problem* problem() {
+    if (!given) given = build();
+    return given;
+  }
+};
+
 // The engine for the problem, or null with the reason to hand it to ceres::Solve. A problem of the
 // fast path (one camera and one 3-value point per residual, no manifolds, SnavelyReprojectionError
 // everywhere with one built-in loss or none) runs on the BAL engines, any other Schur-shaped problem
@@ -359,7 +374,7 @@ struct EngineChoice {
   ProblemShape shape;
 };
 
-EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem* problem, Backend backend,
+EngineChoice choose_engine(const ceres::Solver::Options& options, ProblemInput* input, Backend backend,
                            const detail::EngineOptions& engine_options, BaLayout* layout,
                            detail::SchurStructure* structure, SolveDetails* details) {
   EngineChoice choice;
@@ -370,7 +385,10 @@ EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem
     LOG(WARNING) << "ceres_cuda::Solve: " << e.what() << "; using the CPU engine";
   }
   const auto start = std::chrono::steady_clock::now();
-  const std::string bal_reason = detail::analyze_problem(options, problem, layout, /*fast_path_only=*/true);
+  // The fast path reads a ceres::Problem; a source without one is no BAL problem.
+  const std::string bal_reason = input->given
+                                     ? detail::analyze_problem(options, input->given, layout, /*fast_path_only=*/true)
+                                     : std::string("not a ceres::Problem");
   details->analysis_seconds = seconds_since(start);
   const auto setup_start = std::chrono::steady_clock::now();
   if (bal_reason.empty()) {
@@ -385,12 +403,12 @@ EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem
                          : std::make_pair(static_cast<const double*>(layout->points[b - cameras]), detail::kPointSize);
     });
     choice.fixed_cost = fixed_cost(*layout);
-    choice.shape = shape_of(*layout, *problem);
+    choice.shape = shape_of(*layout, *input->given);
     return choice;
   }
 
   *layout = BaLayout{};
-  choice.reason = detail::analyze_schur_structure(options, problem, structure);
+  choice.reason = detail::analyze_schur_structure(options, *input->source, structure);
   details->analysis_seconds = seconds_since(start);
   if (!choice.reason.empty()) return choice;
   const auto general_setup_start = std::chrono::steady_clock::now();
@@ -410,13 +428,14 @@ EngineChoice choose_engine(const ceres::Solver::Options& options, ceres::Problem
   return choice;
 }
 
-void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
+void solve_or_hand_over(const ceres::Solver::Options& options, ProblemInput* input, ceres::Solver::Summary* summary,
                         const SolveOptions& solve_options, SolveDetails* details) {
   const auto start = std::chrono::steady_clock::now();
   const detail::HugePageAdviceScope huge_page_advice(solve_options.advise_huge_pages);
   std::string error;
   if (!options.IsValid(&error))
-    return hand_to_ceres(options, problem, summary, "invalid options: " + error, solve_options.log_fallback, details);
+    return hand_to_ceres(options, input->problem(), summary, "invalid options: " + error, solve_options.log_fallback,
+                         details);
 
   detail::EngineOptions engine_options;
   engine_options.linear_solver = options.linear_solver_type;
@@ -432,25 +451,25 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
   BaLayout layout;
   detail::SchurStructure structure;
   EngineChoice choice =
-      choose_engine(options, problem, solve_options.backend, engine_options, &layout, &structure, details);
+      choose_engine(options, input, solve_options.backend, engine_options, &layout, &structure, details);
   if (!choice.engine)
-    return hand_to_ceres(options, problem, summary, choice.reason, solve_options.log_fallback, details);
+    return hand_to_ceres(options, input->problem(), summary, choice.reason, solve_options.log_fallback, details);
   detail::BaEngine* engine = choice.engine.get();
   details->engine = engine->description();
 
   summary->fixed_cost = choice.fixed_cost;
-  fill_problem_fields(options, *problem, choice.shape, engine_options.num_threads, summary);
+  fill_problem_fields(options, *input->source, choice.shape, engine_options.num_threads, summary);
   const double preprocessor_seconds = seconds_since(start);
   summary->preprocessor_time_in_seconds = preprocessor_seconds;
   if (!choice.invalid_values.empty()) {
     summary->termination_type = ceres::FAILURE;
-    summary->message = first_non_finite_in_program_order(*problem, choice.invalid_values);
+    summary->message = first_non_finite_in_program_order(*input->problem(), choice.invalid_values);
     summary->total_time_in_seconds = seconds_since(start);
     return;
   }
   if (!std::isfinite(choice.fixed_cost)) {
     summary->termination_type = ceres::FAILURE;
-    summary->message = fixed_residual_failure(*problem);
+    summary->message = fixed_residual_failure(*input->problem());
     summary->total_time_in_seconds = seconds_since(start);
     return;
   }
@@ -494,6 +513,19 @@ void solve_or_hand_over(const ceres::Solver::Options& options, ceres::Problem* p
   summary->total_time_in_seconds = seconds_since(start);
 }
 
+// Solve never throws: what escapes (memory exhausted, a user's cost function that throws) ends the
+// solve as a failure, as Ceres reports one.
+void guarded_solve(const ceres::Solver::Options& options, ProblemInput* input, ceres::Solver::Summary* summary,
+                   const SolveOptions& solve_options, SolveDetails* details) {
+  try {
+    solve_or_hand_over(options, input, summary, solve_options, details);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "ceres_cuda::Solve: " << e.what();
+    summary->termination_type = ceres::FAILURE;
+    summary->message = std::string("ceres_cuda: ") + e.what();
+  }
+}
+
 }  // namespace
 
 void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres::Solver::Summary* summary,
@@ -512,15 +544,24 @@ void Solve(const ceres::Solver::Options& options, ceres::Problem* problem, ceres
     summary->termination_type = ceres::FAILURE;
     return;
   }
-  // Solve never throws: what escapes (memory exhausted, a user's cost function that throws) ends the
-  // solve as a failure, as Ceres reports one.
-  try {
-    solve_or_hand_over(options, problem, summary, solve_options, details);
-  } catch (const std::exception& e) {
-    LOG(ERROR) << "ceres_cuda::Solve: " << e.what();
-    summary->termination_type = ceres::FAILURE;
-    summary->message = std::string("ceres_cuda: ") + e.what();
-  }
+  const detail::CeresProblemSource source(*problem);
+  ProblemInput input{&source, problem, {}};
+  guarded_solve(options, &input, summary, solve_options, details);
 }
+
+namespace detail {
+
+void solve_from_source(const ceres::Solver::Options& options, const ProblemSource& source,
+                       const std::function<ceres::Problem*()>& build_problem, ceres::Solver::Summary* summary,
+                       const SolveOptions& solve_options, SolveDetails* details) {
+  SolveDetails local_details;
+  if (details == nullptr) details = &local_details;
+  *details = SolveDetails{};
+  *summary = ceres::Solver::Summary();
+  ProblemInput input{&source, nullptr, build_problem};
+  guarded_solve(options, &input, summary, solve_options, details);
+}
+
+}  // namespace detail
 
 }  // namespace ceres_cuda

@@ -106,35 +106,43 @@ Run run_colmap(const std::string& colmap, const fs::path& dir, int iterations, i
   return r;
 }
 
-// What colmap_ba does, timed in parts: read, filter, build, solve, update the errors, write.
+// What colmap_ba does, timed in parts: read, filter, set up the adjuster, solve, update the errors,
+// write. colmap_ba ends with _Exit after its output is flushed, so the model and the adjuster are freed
+// here after the clock stops.
 Run run_ours(const fs::path& dir, const std::string& solver, int iterations) {
   Run r;
   r.solver = solver;
   const auto start = std::chrono::steady_clock::now();
-  {  // The model and the problem are freed inside the time, as a program's exit frees them.
-    ceres_cuda::ColmapModel model = ceres_cuda::ColmapModel::read((dir / "input").string());
-    ceres_cuda::colmap_filter_observations_with_negative_depth(&model);
-    ceres_cuda::ColmapBundleAdjustmentOptions options;
-    options.solver_options.max_num_iterations = iterations;
-    auto adjuster = std::make_unique<ceres_cuda::ColmapBundleAdjuster>(&model, options);
+  auto model = std::make_unique<ceres_cuda::ColmapModel>(ceres_cuda::ColmapModel::read((dir / "input").string()));
+  ceres_cuda::colmap_filter_observations_with_negative_depth(model.get());
+  const double read_seconds = seconds_since(start);
+  ceres_cuda::ColmapBundleAdjustmentOptions options;
+  options.solver_options.max_num_iterations = iterations;
+  auto adjuster = std::make_unique<ceres_cuda::ColmapBundleAdjuster>(model.get(), options);
+  const double adjuster_seconds = seconds_since(start) - read_seconds;
+  {
     ceres::Solver::Summary summary;
     ceres_cuda::SolveDetails details;
     ceres_cuda::SolveOptions solve_options;
     solve_options.backend = solver == "ceres_cuda gpu" ? ceres_cuda::Backend::Cuda : ceres_cuda::Backend::Cpu;
-    ceres_cuda::Solve(adjuster->solver_options(), &adjuster->problem(), &summary, solve_options, &details);
-    adjuster.reset();
+    adjuster->Solve(adjuster->solver_options(), &summary, solve_options, &details);  // as colmap_ba
     r.solve_seconds = summary.total_time_in_seconds;
     r.setup_seconds = details.analysis_seconds + details.setup_seconds;
     r.iterations = summary.num_successful_steps + summary.num_unsuccessful_steps;
     r.final_cost_px = std::sqrt(summary.final_cost / summary.num_residuals_reduced);
     r.path = ceres_cuda::to_string(details.path);
-    ceres_cuda::colmap_update_point_errors(&model);
+    const auto after_solve = std::chrono::steady_clock::now();
+    ceres_cuda::colmap_update_point_errors(model.get());
     const fs::path out = dir / (solver == "ceres_cuda gpu" ? "gpu" : "cpu");
     fs::create_directories(out);
-    model.write_binary(out.string());
-    r.mean_error = ceres_cuda::colmap_model_statistics(model).mean_reprojection_error;
+    model->write_binary(out.string());
+    r.mean_error = ceres_cuda::colmap_model_statistics(*model).mean_reprojection_error;
+    r.total_seconds = seconds_since(start);
+    std::printf("  (%s: read %.3f s, adjuster set up %.3f s, solve %.3f s, errors and write %.3f s)\n",
+                solver.c_str(), read_seconds, adjuster_seconds, r.solve_seconds, seconds_since(after_solve));
   }
-  r.total_seconds = seconds_since(start);
+  adjuster.reset();
+  model.reset();
   return r;
 }
 

@@ -10,12 +10,17 @@
 #include <cfloat>
 #include <cmath>
 #include <map>
+#include <new>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ceres_cuda/colmap_reprojection_error.h"
 #include "colmap_camera_projection.h"
+#include "problem_source.h"
+#include "solve_source.h"
 #include "linalg_cuda/errors.h"
 
 namespace ceres_cuda {
@@ -76,6 +81,75 @@ void normalise(std::array<double, 4>* q) {
 }
 
 }  // namespace
+
+// The problem's blocks as ceres_cuda's analysis reads them (problem_source.h).
+struct ColmapBundleAdjuster::Blocks {
+  // The cost functions, one per observation, built in place on all threads (a ceres::CostFunction can
+  // be neither copied nor moved, so no vector can hold them).
+  class Costs {
+   public:
+    Costs() = default;
+    Costs(const Costs&) = delete;
+    Costs& operator=(const Costs&) = delete;
+    ~Costs() {
+      for (std::size_t k = 0; k < constructed_; ++k) data_[k].~ColmapReprojectionError();
+      ::operator delete(data_);
+    }
+    void allocate(std::size_t n) { data_ = static_cast<ColmapReprojectionError*>(::operator new(n * sizeof(*data_))); }
+    const ColmapReprojectionError* construct(std::size_t k, ColmapCameraModel model, double x, double y) {
+      return new (data_ + k) ColmapReprojectionError(model, x, y);
+    }
+    // Elements 0 .. n - 1 exist (the destructor's count).
+    void constructed(std::size_t n) { constructed_ = n; }
+
+   private:
+    ColmapReprojectionError* data_ = nullptr;
+    std::size_t constructed_ = 0;
+  };
+
+  Costs costs;
+  struct Residual {
+    const ColmapReprojectionError* cost;
+    double* blocks[4];  // qvec, tvec, camera parameters, point
+  };
+  std::vector<Residual> residuals;  // point by point, each point's track in order
+  // Poses and cameras (points have 3 Euclidean values and vary unless listed below).
+  std::unordered_map<const double*, detail::ProblemSource::BlockFacts> facts;
+  std::unordered_set<const double*> constant_points;
+  std::vector<std::unique_ptr<ceres::Manifold>> manifolds;
+  long num_parameter_blocks = 0;
+};
+
+class ColmapBundleAdjuster::Source final : public detail::ProblemSource {
+ public:
+  Source(const Blocks& blocks, const ceres::LossFunction* loss) : blocks_(blocks), loss_(loss) {}
+  long num_residual_blocks() const override { return static_cast<long>(blocks_.residuals.size()); }
+  const ceres::CostFunction* cost(long r) const override { return blocks_.residuals[r].cost; }
+  const ceres::LossFunction* loss(long) const override { return loss_; }
+  void parameter_blocks(long r, std::vector<double*>* blocks) const override {
+    blocks->assign(blocks_.residuals[r].blocks, blocks_.residuals[r].blocks + 4);
+  }
+  long num_parameter_blocks() const override { return blocks_.num_parameter_blocks; }
+  void all_parameter_blocks(std::vector<double*>* blocks) const override {  // every block is in a residual
+    std::unordered_set<const double*> seen;
+    blocks->clear();
+    for (const auto& r : blocks_.residuals)
+      for (double* b : r.blocks)
+        if (seen.insert(b).second) blocks->push_back(b);
+  }
+  BlockFacts facts(double* block) const override {
+    const auto it = blocks_.facts.find(block);
+    if (it != blocks_.facts.end()) return it->second;
+    BlockFacts point;
+    point.size = point.tangent_size = 3;
+    point.constant = blocks_.constant_points.count(block) > 0;
+    return point;
+  }
+
+ private:
+  const Blocks& blocks_;
+  const ceres::LossFunction* loss_;
+};
 
 ColmapBundleAdjustmentOptions::ColmapBundleAdjustmentOptions() {
   solver_options.function_tolerance = 0.0;
@@ -148,34 +222,70 @@ ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundl
     throw linalg_cuda::InvalidArgument("loss_function_scale must be positive and finite for a SOFT_L1 or CAUCHY "
                                        "loss, not " + std::to_string(options.loss_function_scale));
 
-  // The blocks are the model's distinct arrays, so Ceres' per-residual aliasing and duplicate checks
-  // (a sorted copy of the blocks per residual) can find nothing. The adjuster owns the cost functions
-  // (in one deque) and the loss: a problem that owns them counts each in a map, millions of entries.
-  ceres::Problem::Options problem_options;
-  problem_options.disable_all_safety_checks = true;
-  problem_options.cost_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
-  problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
-  problem_ = std::make_unique<ceres::Problem>(problem_options);
   loss_.reset(make_loss(options));  // one for every residual, as COLMAP's
-  ceres::LossFunction* loss = loss_.get();
-  // Residuals go in point by point: Ceres looks every block up in a map per residual, and a point's
-  // observations in a row find its entry in cache (image by image, as COLMAP adds them, each looks up
-  // a random point of millions). The order changes no result beyond rounding.
-  std::map<std::uint32_t, std::size_t> observations;  // by image
+  blocks_ = std::make_unique<Blocks>();
+  Blocks& blocks = *blocks_;
   for (auto& [id, image] : model->images) normalise(&image.qvec);
+  // What an observation needs of its image, by the image's ordinal.
+  struct ImageRef {
+    double *qvec, *tvec, *params;
+    ColmapCameraModel model;
+    const std::vector<ColmapImagePoint>* points2D;
+  };
+  std::vector<ImageRef> images;
+  std::unordered_map<std::uint32_t, int> ordinal;
+  for (auto& [id, image] : model->images) {
+    ColmapCamera& camera = model->cameras.at(image.camera_id);
+    ordinal.emplace(id, static_cast<int>(images.size()));
+    images.push_back({image.qvec.data(), image.tvec.data(), camera.params.data(), camera.model, &image.points2D});
+  }
+  // Residuals go point by point (a point's observations in a row; the order a ceres::Problem built
+  // from them, problem(), finds its blocks in cache), each point's at its place, on all threads.
+  std::vector<ColmapPoint3D*> points;
+  std::vector<std::size_t> first{0};
   for (auto& [id, point] : model->points3D) {
-    double* xyz = point.xyz.data();
-    if (!point.track.empty()) ordering_->AddElementToGroup(xyz, 0);
-    for (const ColmapTrackElement& e : point.track) {
-      ColmapImage& image = model->images.at(e.image_id);
-      ColmapCamera& camera = model->cameras.at(image.camera_id);
-      const ColmapImagePoint& p = image.points2D[e.point2D_idx];
-      costs_.emplace_back(camera.model, p.x, p.y);
-      problem_->AddResidualBlock(&costs_.back(), loss, image.qvec.data(), image.tvec.data(), camera.params.data(),
-                                 xyz);
-      ++observations[e.image_id];
+    if (point.track.empty()) continue;
+    ordering_->AddElementToGroup(point.xyz.data(), 0);
+    points.push_back(&point);
+    first.push_back(first.back() + point.track.size());
+  }
+  const std::size_t n = first.back();
+  blocks.costs.allocate(n);
+  blocks.residuals.resize(n);
+  std::vector<int> image_of(n);
+  const long num_points = static_cast<long>(points.size());
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (long p = 0; p < num_points; ++p) {
+    double* xyz = points[p]->xyz.data();
+    std::size_t at = first[p];
+    for (const ColmapTrackElement& e : points[p]->track) {  // validate() has checked every reference
+      const int image = ordinal.find(e.image_id)->second;
+      const ImageRef& ref = images[image];
+      const ColmapImagePoint& observed = (*ref.points2D)[e.point2D_idx];
+      const ColmapReprojectionError* cost = blocks.costs.construct(at, ref.model, observed.x, observed.y);
+      blocks.residuals[at] = {cost, {ref.qvec, ref.tvec, ref.params, xyz}};
+      image_of[at++] = image;
     }
   }
+  blocks.costs.constructed(n);
+  std::vector<std::size_t> per_image(images.size(), 0);
+  for (const int image : image_of) ++per_image[image];
+  std::map<std::uint32_t, std::size_t> observations;  // by image id
+  for (const auto& [id, k] : ordinal)
+    if (per_image[k] > 0) observations[id] = per_image[k];
+  const std::size_t num_points_used = points.size();
+  // Poses and cameras: constant, or with COLMAP's manifolds (the adjuster owns them).
+  auto add_block = [&](double* block, int size, bool constant, std::unique_ptr<ceres::Manifold> manifold) {
+    detail::ProblemSource::BlockFacts facts;
+    facts.size = size;
+    facts.constant = constant;
+    facts.tangent_size = manifold && !constant ? manifold->TangentSize() : size;
+    if (manifold && !constant) {
+      facts.manifold = manifold.get();
+      blocks.manifolds.push_back(std::move(manifold));
+    }
+    blocks.facts.emplace(block, facts);
+  };
   std::set<std::uint32_t> used_cameras;
   for (std::size_t rank = 0; rank < order.size(); ++rank) {
     if (!observations.count(order[rank])) continue;
@@ -187,34 +297,60 @@ ColmapBundleAdjuster::ColmapBundleAdjuster(ColmapModel* model, const ColmapBundl
     ordering_->AddElementToGroup(image.tvec.data(), 1);
     const bool constant_pose =
         !options.refine_extrinsics || rank == 0 || options.constant_pose_images.count(order[rank]);
-    if (constant_pose) {
-      problem_->SetParameterBlockConstant(image.qvec.data());
-      problem_->SetParameterBlockConstant(image.tvec.data());
-    } else {
-      problem_->SetManifold(image.qvec.data(), new ceres::QuaternionManifold);
-      if (rank == 1) problem_->SetManifold(image.tvec.data(), new ceres::SubsetManifold(3, {0}));
-    }
+    add_block(image.qvec.data(), 4, constant_pose, std::make_unique<ceres::QuaternionManifold>());
+    add_block(image.tvec.data(), 3, constant_pose,
+              rank == 1 ? std::make_unique<ceres::SubsetManifold>(3, std::vector<int>{0}) : nullptr);
   }
   if (num_observations_ == 0) throw linalg_cuda::InvalidArgument("the model's images observe no 3-D point");
-
   for (const std::uint32_t id : used_cameras) {
     ColmapCamera& camera = model->cameras.at(id);
     double* params = camera.params.data();
     ordering_->AddElementToGroup(params, 1);
+    const int size = static_cast<int>(camera.params.size());
     const std::vector<int> constant = constant_camera_params(camera.model, options);
-    if (options.constant_cameras.count(id) || constant.size() == camera.params.size())
-      problem_->SetParameterBlockConstant(params);
-    else if (!constant.empty())
-      problem_->SetManifold(params, new ceres::SubsetManifold(static_cast<int>(camera.params.size()), constant));
+    add_block(params, size, options.constant_cameras.count(id) || constant.size() == camera.params.size(),
+              constant.empty() ? nullptr : std::make_unique<ceres::SubsetManifold>(size, constant));
   }
   for (const std::uint64_t id : options.constant_points) {
     const auto point = model->points3D.find(id);
-    if (point != model->points3D.end() && problem_->HasParameterBlock(point->second.xyz.data()))
-      problem_->SetParameterBlockConstant(point->second.xyz.data());
+    if (point != model->points3D.end() && !point->second.track.empty())
+      blocks.constant_points.insert(point->second.xyz.data());
   }
+  blocks.num_parameter_blocks = static_cast<long>(num_points_used + blocks.facts.size());
 }
 
 ColmapBundleAdjuster::~ColmapBundleAdjuster() = default;
+
+ceres::Problem& ColmapBundleAdjuster::problem() {
+  if (problem_) return *problem_;
+  // The blocks are the model's distinct arrays, so Ceres' per-residual aliasing and duplicate checks
+  // (a sorted copy of the blocks per residual) can find nothing. The adjuster owns the cost functions,
+  // the loss and the manifolds: a problem that owns them counts each in a map, millions of entries.
+  ceres::Problem::Options problem_options;
+  problem_options.disable_all_safety_checks = true;
+  problem_options.cost_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  problem_options.manifold_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  auto problem = std::make_unique<ceres::Problem>(problem_options);
+  for (const Blocks::Residual& r : blocks_->residuals)
+    problem->AddResidualBlock(const_cast<ColmapReprojectionError*>(r.cost), loss_.get(), r.blocks[0], r.blocks[1],
+                              r.blocks[2], r.blocks[3]);
+  for (const auto& [block, facts] : blocks_->facts) {
+    if (facts.constant) problem->SetParameterBlockConstant(const_cast<double*>(block));
+    else if (facts.manifold)
+      problem->SetManifold(const_cast<double*>(block), const_cast<ceres::Manifold*>(facts.manifold));
+  }
+  for (const double* point : blocks_->constant_points) problem->SetParameterBlockConstant(const_cast<double*>(point));
+  problem_ = std::move(problem);
+  return *problem_;
+}
+
+void ColmapBundleAdjuster::Solve(const ceres::Solver::Options& options, ceres::Solver::Summary* summary,
+                                 const SolveOptions& solve_options, SolveDetails* details) {
+  if (problem_) return ceres_cuda::Solve(options, problem_.get(), summary, solve_options, details);
+  const Source source(*blocks_, loss_.get());
+  detail::solve_from_source(options, source, [this] { return &problem(); }, summary, solve_options, details);
+}
 
 ceres::Solver::Options ColmapBundleAdjuster::solver_options() const {
   ceres::Solver::Options o = options_.solver_options;

@@ -319,7 +319,9 @@ double mean_error_after(ColmapModel* model, const ColmapBundleAdjustmentOptions&
     ceres::Solve(o, &adjuster.problem(), summary);
   } else {
     ceres_cuda::SolveDetails details;
-    ceres_cuda::Solve(o, &adjuster.problem(), summary, backend, &details);
+    ceres_cuda::SolveOptions solve_options;
+    solve_options.backend = backend;
+    adjuster.Solve(o, summary, solve_options, &details);
     EXPECT_NE(details.path, ceres_cuda::SolveDetails::Path::CeresFallback) << details.fallback_reason;
     if (backend == ceres_cuda::Backend::Cuda) EXPECT_EQ(details.path, ceres_cuda::SolveDetails::Path::GenericGpu);
   }
@@ -356,6 +358,93 @@ TEST(ColmapBundleAdjuster, CpuEngineMatchesCeres) { expect_solve_matches_ceres(c
 TEST(GpuColmapBundleAdjustment, MatchesCeres) {
   REQUIRE_CUDA_DEVICE();
   expect_solve_matches_ceres(ceres_cuda::Backend::Cuda);
+}
+
+// The adjuster's own Solve (its analysis reads the adjuster's arrays; no ceres::Problem is built) and
+// ceres_cuda::Solve of its problem(): the same structure, so the same Summary and the same model, bit
+// for bit, with COLMAP's defaults and with constant poses, cameras and points and a robust loss.
+void expect_source_equals_problem(ceres_cuda::Backend backend) {
+  for (int variant = 0; variant < 2; ++variant) {
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    ColmapBundleAdjustmentOptions options;
+    options.solver_options.max_num_iterations = 5;
+    options.solver_options.minimizer_progress_to_stdout = false;
+    ColmapModel ours = mixed_model(20, 1500, 11);
+    if (variant == 1) {
+      options.loss_function_type = ColmapBundleAdjustmentOptions::LossFunctionType::Cauchy;
+      options.constant_cameras = {ours.cameras.begin()->first};
+      options.constant_pose_images = {std::next(ours.images.begin(), 5)->first};
+      for (auto it = ours.points3D.begin(); it != ours.points3D.end(); std::advance(it, 1)) {
+        options.constant_points.insert(it->first);
+        if (options.constant_points.size() == 40) break;
+      }
+      options.refine_extra_params = false;
+    }
+    ColmapModel theirs = ours;
+    ceres_cuda::colmap_filter_observations_with_negative_depth(&ours);
+    ceres_cuda::colmap_filter_observations_with_negative_depth(&theirs);
+    ColmapBundleAdjuster ours_adjuster(&ours, options), theirs_adjuster(&theirs, options);
+    ceres_cuda::SolveOptions solve_options;
+    solve_options.backend = backend;
+    ceres::Solver::Summary our_summary, their_summary;
+    ceres_cuda::SolveDetails our_details, their_details;
+    ours_adjuster.Solve(ours_adjuster.solver_options(), &our_summary, solve_options, &our_details);
+    ceres_cuda::Solve(theirs_adjuster.solver_options(), &theirs_adjuster.problem(), &their_summary, solve_options,
+                      &their_details);
+    EXPECT_EQ(our_details.path, their_details.path);
+    EXPECT_NE(our_details.path, ceres_cuda::SolveDetails::Path::CeresFallback) << our_details.fallback_reason;
+    EXPECT_EQ(our_summary.termination_type, their_summary.termination_type);
+    EXPECT_EQ(our_summary.initial_cost, their_summary.initial_cost);
+    EXPECT_EQ(our_summary.final_cost, their_summary.final_cost);
+    EXPECT_EQ(our_summary.iterations.size(), their_summary.iterations.size());
+    EXPECT_EQ(our_summary.num_parameter_blocks, their_summary.num_parameter_blocks);
+    EXPECT_EQ(our_summary.num_parameters, their_summary.num_parameters);
+    EXPECT_EQ(our_summary.num_effective_parameters, their_summary.num_effective_parameters);
+    EXPECT_EQ(our_summary.num_residual_blocks, their_summary.num_residual_blocks);
+    EXPECT_EQ(our_summary.num_residuals, their_summary.num_residuals);
+    EXPECT_EQ(our_summary.num_parameter_blocks_reduced, their_summary.num_parameter_blocks_reduced);
+    EXPECT_EQ(our_summary.num_effective_parameters_reduced, their_summary.num_effective_parameters_reduced);
+    EXPECT_EQ(our_summary.num_residual_blocks_reduced, their_summary.num_residual_blocks_reduced);
+    EXPECT_EQ(our_summary.linear_solver_ordering_used, their_summary.linear_solver_ordering_used);
+    EXPECT_EQ(our_summary.schur_structure_given, their_summary.schur_structure_given);
+    std::size_t differing = 0;
+    for (const auto& [id, point] : ours.points3D) differing += point.xyz != theirs.points3D.at(id).xyz;
+    for (const auto& [id, image] : ours.images)
+      differing += image.qvec != theirs.images.at(id).qvec || image.tvec != theirs.images.at(id).tvec;
+    for (const auto& [id, camera] : ours.cameras) differing += camera.params != theirs.cameras.at(id).params;
+    EXPECT_EQ(differing, 0u);
+  }
+}
+
+TEST(ColmapBundleAdjuster, SolveWithoutAProblemEqualsSolveOfTheProblem) {
+  expect_source_equals_problem(ceres_cuda::Backend::Cpu);
+}
+
+TEST(GpuColmapBundleAdjustment, SolveWithoutAProblemEqualsSolveOfTheProblem) {
+  REQUIRE_CUDA_DEVICE();
+  expect_source_equals_problem(ceres_cuda::Backend::Cuda);
+}
+
+// A problem ceres_cuda does not take (here a linear solver it does not run) goes to ceres::Solve with
+// the problem built on demand, as ceres_cuda::Solve hands over the caller's.
+TEST(ColmapBundleAdjuster, SolveHandsOverWhatItDoesNotTake) {
+  ColmapModel model = mixed_model(6, 300, 13), copy = model;
+  ColmapBundleAdjustmentOptions options;
+  options.solver_options.max_num_iterations = 3;
+  options.solver_options.minimizer_progress_to_stdout = false;
+  ColmapBundleAdjuster adjuster(&model, options), reference(&copy, options);
+  ceres::Solver::Options o = adjuster.solver_options();
+  o.linear_solver_type = ceres::DENSE_QR;
+  ceres::Solver::Summary summary, expected;
+  ceres_cuda::SolveDetails details;
+  ceres_cuda::SolveOptions solve_options;
+  solve_options.log_fallback = false;
+  adjuster.Solve(o, &summary, solve_options, &details);
+  EXPECT_EQ(details.path, ceres_cuda::SolveDetails::Path::CeresFallback);
+  EXPECT_NE(details.fallback_reason.find("DENSE_QR"), std::string::npos) << details.fallback_reason;
+  ceres::Solve(o, &reference.problem(), &expected);
+  EXPECT_EQ(summary.final_cost, expected.final_cost);
+  EXPECT_EQ(summary.iterations.size(), expected.iterations.size());
 }
 
 // The refined model against `colmap bundle_adjuster`'s on the shared Ladybug file, each point's error

@@ -7,7 +7,7 @@
 //   ceres_cuda::colmap_filter_observations_with_negative_depth(&model);
 //   ceres_cuda::ColmapBundleAdjuster adjuster(&model, ceres_cuda::ColmapBundleAdjustmentOptions());
 //   ceres::Solver::Summary summary;
-//   ceres_cuda::Solve(adjuster.solver_options(), &adjuster.problem(), &summary);  // refines `model`
+//   adjuster.Solve(adjuster.solver_options(), &summary);  // ceres_cuda::Solve; refines `model`
 //   ceres_cuda::colmap_update_point_errors(&model);
 //   model.write_binary("refined");
 //
@@ -22,12 +22,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <set>
 
 #include "ceres_cuda/colmap_model.h"
 #include "ceres_cuda/colmap_reprojection_error.h"
+#include "ceres_cuda/solve.h"
 
 namespace ceres_cuda {
 
@@ -72,7 +72,14 @@ class ColmapBundleAdjuster {
   ColmapBundleAdjuster(ColmapModel* model, const ColmapBundleAdjustmentOptions& options);
   ~ColmapBundleAdjuster();
 
-  ceres::Problem& problem() { return *problem_; }
+  // The problem as a ceres::Problem (for ceres::Solve or any of Ceres' API), built on the first call:
+  // seconds at millions of observations, which Solve below does without.
+  ceres::Problem& problem();
+  // ceres_cuda::Solve of the problem, its analysis reading the adjuster's own arrays instead of a
+  // ceres::Problem: the same Summary as ceres_cuda::Solve(options, &problem(), summary, ...). Where
+  // ceres_cuda hands the problem to ceres::Solve, problem() is built for it.
+  void Solve(const ceres::Solver::Options& options, ceres::Solver::Summary* summary,
+             const SolveOptions& solve_options = SolveOptions(), SolveDetails* details = nullptr);
 
   // options.solver_options with COLMAP's choices for this problem: DENSE_SCHUR up to 50 images,
   // SPARSE_SCHUR up to 1000 (where a sparse library is configured), ITERATIVE_SCHUR with SCHUR_JACOBI
@@ -83,11 +90,14 @@ class ColmapBundleAdjuster {
   std::size_t num_residual_blocks() const { return num_observations_; }
 
  private:
+  struct Blocks;  // the residual and parameter blocks, in the problem's order (the .cpp's)
+  class Source;   // what ceres_cuda's analysis reads of them
+
   ColmapBundleAdjustmentOptions options_;
   // Declared before the problem, which refers to them, so that they outlive it.
-  std::deque<ColmapReprojectionError> costs_;
   std::unique_ptr<ceres::LossFunction> loss_;
-  std::unique_ptr<ceres::Problem> problem_;
+  std::unique_ptr<Blocks> blocks_;
+  std::unique_ptr<ceres::Problem> problem_;  // built by problem()
   std::shared_ptr<ceres::ParameterBlockOrdering> ordering_;  // points in group 0, the rest in group 1
   std::size_t num_images_ = 0, num_observations_ = 0;
 };

@@ -93,6 +93,7 @@ void for_each_band(const TileIndex& tiles, const std::vector<int>& slots, const 
 
 void scatter_tile_bytes(const TileIndex& tiles, const std::vector<int>& slots, const std::uint8_t* tile_major,
                         const CellBox& box, bool top_down, std::uint8_t unknown, std::uint8_t* out) {
+  if (box.empty()) return;  // (its span would overflow int)
   const std::size_t width = static_cast<std::size_t>(box.x1 - box.x0 + 1);
   const int height = box.y1 - box.y0 + 1;
   auto row_of = [&](int y) { return static_cast<std::size_t>(top_down ? height - 1 - (y - box.y0) : y - box.y0); };
@@ -111,10 +112,11 @@ void scatter_tile_bytes(const TileIndex& tiles, const std::vector<int>& slots, c
 
 void scatter_tile_cells(const TileIndex& tiles, const std::int64_t* evidence, const std::uint8_t* known,
                         const CellBox& box, OccupancyGrid* grid) {
-  const std::size_t width = static_cast<std::size_t>(box.x1 - box.x0 + 1);
-  // Sized without being filled: the bands fill their rows on their own threads.
   grid->evidence = std::vector<std::int64_t>();
   grid->known = std::vector<std::uint8_t>();
+  if (box.empty()) return;  // (its span would overflow int)
+  const std::size_t width = static_cast<std::size_t>(box.x1 - box.x0 + 1);
+  // Sized without being filled: the bands fill their rows on their own threads.
   grid->evidence.reserve(box.cells());
   grid->known.reserve(box.cells());
   grid->evidence.resize(box.cells());

@@ -54,6 +54,49 @@ CheckSphere bounding_sphere(It first, It last, float padding) {
           static_cast<float>(radius) + 3 * padding};
 }
 
+// The walk through the tree: joints depth first from the root, each child joint in the order given,
+// the pose of a link kept where a joint other than the next one starts from it.
+void plan_walk(const std::vector<KinematicJoint>& joints, int num_links, std::vector<KinematicStep>* steps, int* kept) {
+  std::vector<std::vector<int>> children(num_links);
+  for (int k = 0; k < static_cast<int>(joints.size()); ++k) children[joints[k].parent_link].push_back(k);
+  std::vector<int> order, stack(children[0].rbegin(), children[0].rend());
+  while (!stack.empty()) {
+    const int k = stack.back();
+    stack.pop_back();
+    order.push_back(k);
+    const std::vector<int>& next = children[joints[k].child_link];
+    stack.insert(stack.end(), next.rbegin(), next.rend());
+  }
+  if (order.size() != joints.size())
+    throw linalg_cuda::InvalidArgument("RobotCheckData: joints that the root link does not reach");
+  std::vector<int> placed_by(num_links, -1), kept_at(num_links, -1);  // step index, kept index
+  steps->clear();
+  *kept = 0;
+  for (int k : order) {
+    const int parent = joints[k].parent_link, step = static_cast<int>(steps->size());
+    int from = kFromRoot;
+    if (parent != 0 && placed_by[parent] == step - 1) {
+      from = kFromLast;
+    } else if (parent != 0) {
+      if (kept_at[parent] < 0) {
+        kept_at[parent] = (*kept)++;
+        (*steps)[placed_by[parent]].keep = kept_at[parent];
+      }
+      from = kept_at[parent];
+    }
+    placed_by[joints[k].child_link] = step;
+    steps->push_back({k, from, -1});
+  }
+}
+
+// The joints from the root down to `link`, in order.
+std::vector<int> joints_down_to(const std::vector<KinematicJoint>& joints, int num_links, int link) {
+  std::vector<int> parent_joint(num_links, -1), path;
+  for (int k = 0; k < static_cast<int>(joints.size()); ++k) parent_joint[joints[k].child_link] = k;
+  for (int l = link; parent_joint[l] >= 0; l = joints[parent_joint[l]].parent_link) path.push_back(parent_joint[l]);
+  return {path.rbegin(), path.rend()};
+}
+
 // Neighbouring spheres in groups of at most kMaxGroupSpheres: halved at the median of their widest
 // axis until small enough; emit(first, last) for each group.
 constexpr std::ptrdiff_t kGroupSize = kMaxGroupSpheres;
@@ -111,8 +154,26 @@ RobotCheckData::RobotCheckData(const RobotCollisionModel& robot, const Transform
     });
     first_group.push_back(static_cast<int>(group_bounds.size()));
   }
+  const int num_links = static_cast<int>(link_bounds.size());
+  plan_walk(joints, num_links, &steps, &num_kept);
+  centre_slot.assign(num_links, -1);
   if (self_collision)
-    for (const auto& [a, b] : robot.self_collision_pairs()) self_pairs.insert(self_pairs.end(), {a, b});
+    for (const auto& [a, b] : robot.self_collision_pairs()) {
+      self_pairs.insert(self_pairs.end(), {a, b});
+      for (int l : {a, b})
+        if (centre_slot[l] < 0 && link_bounds[l].r >= 0) centre_slot[l] = num_centres++;
+      const bool spheres = link_bounds[a].r >= 0 && link_bounds[b].r >= 0;
+      pair_bounds.push_back({spheres ? centre_slot[a] : -1, spheres ? centre_slot[b] : -1, link_bounds[a].r,
+                             link_bounds[b].r});
+      // The joints below the links' deepest common link, down to each.
+      const std::vector<int> to_a = joints_down_to(joints, num_links, a), to_b = joints_down_to(joints, num_links, b);
+      std::size_t common = 0;
+      while (common < to_a.size() && common < to_b.size() && to_a[common] == to_b[common]) ++common;
+      pair_paths.push_back({static_cast<int>(path_joints.size()), static_cast<int>(to_a.size() - common),
+                            static_cast<int>(to_b.size() - common)});
+      path_joints.insert(path_joints.end(), to_a.begin() + common, to_a.end());
+      path_joints.insert(path_joints.end(), to_b.begin() + common, to_b.end());
+    }
   // The grids' slack: four times what the spheres' padding covers of one test's rounding.
   self_tables = build_self_pair_tables(*this, 4.0 * padding_);
 }
@@ -134,6 +195,7 @@ void RobotCheckData::set_scene(const Scene& scene, bool build_cloud) {
     if (build_cloud) cloud_distance2 = build_distance_field_cpu(field_points, cloud_grid);
   }
   primitives.clear();
+  primitive_bounds.clear();
   for (const SceneObject& object : scene.objects())
     for (const Primitive& p : object.primitives) {
       CheckPrimitive<float> check;
@@ -163,6 +225,14 @@ void RobotCheckData::set_scene(const Scene& scene, bool build_cloud) {
       }
       check.kind = static_cast<int>(p.kind);
       primitives.push_back(check);
+      // A sphere around the grown primitive for a first, cheaper test, grown by its own rounding.
+      const double s0 = check.size[0], s1 = check.size[1], s2 = check.size[2];
+      double radius = s0;
+      if (p.kind == Primitive::Kind::Box) radius = std::sqrt(s0 * s0 + s1 * s1 + s2 * s2) / 2;
+      if (p.kind == Primitive::Kind::Cylinder) radius = std::sqrt(s0 * s0 + s1 * s1 / 4);
+      if (p.kind == Primitive::Kind::Capsule) radius = s0 + s1 / 2;
+      primitive_bounds.push_back({static_cast<float>(p.pose.translation[0]), static_cast<float>(p.pose.translation[1]),
+                                  static_cast<float>(p.pose.translation[2]), static_cast<float>(radius) + 2 * grow});
     }
 }
 
@@ -170,6 +240,8 @@ RobotCheckView RobotCheckData::view() const {
   RobotCheckView v{};
   v.joints = joints.data();
   v.num_joints = static_cast<int>(joints.size());
+  v.steps = steps.data();
+  v.num_kept = num_kept;
   v.num_links = static_cast<int>(link_bounds.size());
   v.num_variables = static_cast<int>(held.size());
   std::copy(root, root + 12, v.root);
@@ -187,7 +259,13 @@ RobotCheckView RobotCheckData::view() const {
   v.num_self_pairs = static_cast<int>(self_pairs.size() / 2);
   v.self_tables = self_tables.tables.data();
   v.self_table_bits = self_tables.bits.data();
+  v.pair_bounds = pair_bounds.data();
+  v.pair_paths = pair_paths.data();
+  v.path_joints = path_joints.data();
+  v.centre_slot = centre_slot.data();
+  v.num_centres = num_centres;
   v.primitives = primitives.data();
+  v.primitive_bounds = primitive_bounds.data();
   v.num_primitives = static_cast<int>(primitives.size());
   v.cloud.grid = cloud_grid;
   v.cloud.distance2 = cloud_distance2.empty() ? nullptr : cloud_distance2.data();

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ompl_cuda/robot_collision_model.h"
-#include "robot_collision_math.h"
+#include "robot_state_check.h"
 #include "self_pair_table.h"
 
 namespace ompl_cuda::detail {
@@ -29,11 +29,17 @@ class RobotCheckData {
   RobotCheckView view() const;
 
   std::vector<KinematicJoint> joints;
-  std::vector<int> group, first_group, first_sphere, self_pairs;
+  std::vector<KinematicStep> steps;    // the walk through the tree (robot_state_check.h)
+  int num_kept = 0;
+  std::vector<int> group, first_group, first_sphere, self_pairs, centre_slot, path_joints;
+  std::vector<PairPath> pair_paths;
+  std::vector<SelfPairBounds> pair_bounds;
+  int num_centres = 0;
   std::vector<double> held, low, high;
   std::vector<CheckSphere> link_bounds, group_bounds, spheres;
   SelfPairTables self_tables;          // one grid per self pair (self_pair_table.h)
   std::vector<CheckPrimitive<float>> primitives;
+  std::vector<CheckSphere> primitive_bounds;
   CloudGrid cloud_grid;                // no voxels without a cloud or mesh within reach
   std::vector<float> field_points;     // x y z each: the cloud's points, then one per voxel a mesh touches
   std::vector<float> cloud_distance2;
@@ -42,6 +48,19 @@ class RobotCheckData {
  private:
   float padding_ = 0;  // how far the spheres' radii reach beyond the cover, for single-precision rounding
   double reach_low_[3], reach_high_[3];  // the box every sphere stays in, whatever the state
+};
+
+// A check's scratch in host memory (robot_state_check.h): fit(data) sizes it for data's checks and
+// views it, growing it only when data needs more.
+struct HostCheckScratch {
+  std::vector<double> full, kept;
+  std::vector<float> centres;
+  CheckScratch fit(const RobotCheckData& data) {
+    full.resize(data.held.size());
+    kept.resize(12 * data.num_kept);
+    centres.resize(3 * data.num_centres);
+    return {full.data(), kept.data(), centres.data(), 1};
+  }
 };
 
 // The full state of a robot as a group of all its variables, unbounded: what in_collision checks.

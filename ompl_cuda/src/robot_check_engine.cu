@@ -21,90 +21,115 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int kThreads = 128;
+constexpr unsigned kAll = 0xffffffffu;
 constexpr int kNone = 0x7fffffff;  // "no invalid state" in the warp-wide minimum
 
-// A self pair whose grid and link bounds leave it open, handed from a state's thread to a warp.
+// A self pair whose grid and link bounds leave it open, handed from a state's thread to a tile of lanes.
 struct PendingPair {
   int state, pair;
-  LinkPose b_in_a;
 };
 
-// One thread per state: the bounds, the kinematics, the scene and the self pairs' grids and link
-// bounds. The pairs still open go to `pending` (robot_self_pairs_kernel decides them), a warp's at
-// once through one atomic, or are decided here when `capacity` is full. The scratch (the full state
-// and 12 doubles per link) is sized for at most Links links: the kernels come in a few sizes so that
-// small robots keep small local memory.
-template <int Links>
-__global__ void __launch_bounds__(kThreads) robot_states_kernel(RobotCheckView v, const double* __restrict__ values,
+// A kernel's per-thread scratch for robots of at most Scratch variables and Scratch / 4 kept poses
+// (with_scratch_for picks the size), the bound centres in the block's shared memory.
+template <int Scratch>
+struct ThreadScratch {
+  double full[Scratch], kept[12 * (Scratch / 4)];
+  __device__ CheckScratch view(float* centres) { return {full, kept, centres + threadIdx.x, kThreads}; }
+};
+
+// Shared memory for a block's bound centres.
+std::size_t centre_bytes(const RobotCheckView& v) { return 3 * sizeof(float) * kThreads * v.num_centres; }
+
+// One thread per state: the bounds, the self pairs' grids, the kinematics and the scene, and the self
+// pairs' link bounds. The pairs still open go to `pending` (robot_self_pairs_kernel decides them), a
+// warp's at once through one atomic, or are decided here when `capacity` is full. Six blocks share a
+// multiprocessor (at most 80 registers a thread): the check waits on its reads more than it computes,
+// and more warps hide the waits.
+template <int Scratch>
+__global__ void __launch_bounds__(kThreads, 6) robot_states_kernel(RobotCheckView v, const double* __restrict__ values,
                                                                   int count, char* __restrict__ valid,
                                                                   PendingPair* __restrict__ pending,
                                                                   unsigned capacity, unsigned* __restrict__ num_pending) {
-  double full[Links], poses[12 * Links];
+  extern __shared__ float centres[];
+  ThreadScratch<Scratch> scratch;
+  const CheckScratch s = scratch.view(centres);
   const std::size_t d = static_cast<std::size_t>(v.dimension);
   for (int i = blockIdx.x * kThreads + threadIdx.x; i < count; i += gridDim.x * kThreads) {
-    const double* s = values + i * d;
-    bool ok = robot_state_free_of_scene(v, [s](int k) { return s[k]; }, full, poses);
+    const double* x = values + i * d;
+    SelfCells cells;
+    bool ok = fill_state(v, [x](int k) { return x[k]; }, s.full) && self_grids_allow(v, s.full, &cells) &&
+              robot_free_of_scene(v, s);
     if (ok)
-      ok = robot_state_free_of_itself(v, full, poses, [&](int q, int a, int b, const LinkPose& b_in_a) {
+      ok = robot_free_of_itself(v, s, cells, [&](int q) {
         const cg::coalesced_group group = cg::coalesced_threads();
         unsigned first = 0;
         if (group.thread_rank() == 0) first = atomicAdd(num_pending, group.size());
         const unsigned slot = group.shfl(first, 0) + group.thread_rank();
-        if (slot >= capacity) return links_touch(v, a, b, b_in_a);
-        pending[slot] = {i, q, b_in_a};
+        if (slot >= capacity) return self_pair_touches(v, q, s.full);
+        pending[slot] = {i, q};
         return false;
       });
     valid[i] = ok ? 1 : 0;
   }
 }
 
-// Whether a sphere of link a touches one of link b, as links_touch decides it, by a whole warp with the
-// same tests: lanes place b's groups' bounds and test them against a's link bound; for each that
-// passes, lanes test a's groups' bounds against it; for each pair of groups that passes, lanes take
-// the 8 x 8 sphere pairs two each.
-__device__ bool warp_links_touch(const RobotCheckView& v, int a, int b, const LinkPose& b_in_a, int lane) {
-  constexpr unsigned kAll = 0xffffffffu;
-  constexpr int kSpherePairs = kMaxGroupSpheres * kMaxGroupSpheres;
+// Lanes per pending pair in robot_self_pairs_kernel: about a link's number of groups, and of a group's
+// spheres, so that each of the test's rounds keeps most lanes busy.
+constexpr int kPairLanes = kMaxGroupSpheres;
+using PairTile = cg::thread_block_tile<kPairLanes>;
+
+// Whether a sphere of link a touches one of link b, as links_touch decides it (the same tests, each
+// one's answer the same), by a tile of kPairLanes lanes: lanes place b's groups' bounds and test them
+// against a's link bound; for each that passes, lanes place its spheres and test a's groups' bounds
+// against it; for each of those that passes, lanes test its spheres against b's group bound, and each
+// sphere that passes against b's spheres.
+__device__ bool tile_links_touch(const RobotCheckView& v, int a, int b, const LinkPose& b_in_a, const PairTile& tile) {
+  const int lane = static_cast<int>(tile.thread_rank());
   const CheckSphere bound_a = v.link_bounds[a];
   const float ca[3] = {bound_a.x, bound_a.y, bound_a.z};
   const int ga0 = v.first_group[a], na = v.first_group[a + 1] - ga0;
   const int gb0 = v.first_group[b], nb = v.first_group[b + 1] - gb0;
-  for (int base_b = 0; base_b < nb; base_b += 32) {
+  for (int base_b = 0; base_b < nb; base_b += kPairLanes) {
     float cb[3] = {0, 0, 0}, rb = 0;
     bool near = false;
     if (base_b + lane < nb) {
-      const CheckSphere& group_b = v.group_bounds[gb0 + base_b + lane];
+      const CheckSphere group_b = v.group_bounds[gb0 + base_b + lane];
       place(b_in_a, group_b, cb);
       rb = group_b.r;
       near = spheres_touch(ca, bound_a.r, cb, rb);
     }
-    for (unsigned groups_b = __ballot_sync(kAll, near); groups_b != 0; groups_b &= groups_b - 1) {
+    for (unsigned groups_b = tile.ballot(near); groups_b != 0; groups_b &= groups_b - 1) {
       const int from = __ffs(groups_b) - 1, gb = gb0 + base_b + from;
-      const float c[3] = {__shfl_sync(kAll, cb[0], from), __shfl_sync(kAll, cb[1], from), __shfl_sync(kAll, cb[2], from)};
-      const float r = __shfl_sync(kAll, rb, from);
+      const float c[3] = {tile.shfl(cb[0], from), tile.shfl(cb[1], from), tile.shfl(cb[2], from)};
+      const float r = tile.shfl(rb, from);
       const int jb = v.first_sphere[gb], nj = v.first_sphere[gb + 1] - jb;
-      for (int base_a = 0; base_a < na; base_a += 32) {
+      float cj[3] = {0, 0, 0}, rj = 0;  // lane j holds b's sphere j, placed
+      if (lane < nj) {
+        const CheckSphere sj = v.spheres[jb + lane];
+        place(b_in_a, sj, cj);
+        rj = sj.r;
+      }
+      for (int base_a = 0; base_a < na; base_a += kPairLanes) {
         bool open = false;
         if (base_a + lane < na) {
-          const CheckSphere& group_a = v.group_bounds[ga0 + base_a + lane];
+          const CheckSphere group_a = v.group_bounds[ga0 + base_a + lane];
           const float cga[3] = {group_a.x, group_a.y, group_a.z};
           open = spheres_touch(cga, group_a.r, c, r);
         }
-        for (unsigned groups_a = __ballot_sync(kAll, open); groups_a != 0; groups_a &= groups_a - 1) {
+        for (unsigned groups_a = tile.ballot(open); groups_a != 0; groups_a &= groups_a - 1) {
           const int ga = ga0 + base_a + __ffs(groups_a) - 1;
           const int ia = v.first_sphere[ga], ni = v.first_sphere[ga + 1] - ia;
-          bool touch = false;
-          for (int k = lane; k < kSpherePairs; k += 32) {
-            const int i = k / kMaxGroupSpheres, j = k % kMaxGroupSpheres;
-            if (i >= ni || j >= nj) continue;
-            const CheckSphere& si = v.spheres[ia + i];
-            const CheckSphere& sj = v.spheres[jb + j];
-            float cj[3];
-            place(b_in_a, sj, cj);
+          bool kept = false;
+          if (lane < ni) {
+            const CheckSphere si = v.spheres[ia + lane];
             const float ci[3] = {si.x, si.y, si.z};
-            touch |= spheres_touch(ci, si.r, cj, sj.r);
+            kept = spheres_touch(ci, si.r, c, r);
           }
-          if (__any_sync(kAll, touch)) return true;
+          for (unsigned spheres_a = tile.ballot(kept); spheres_a != 0; spheres_a &= spheres_a - 1) {
+            const CheckSphere si = v.spheres[ia + __ffs(spheres_a) - 1];
+            const float ci[3] = {si.x, si.y, si.z};
+            if (tile.any(lane < nj && spheres_touch(ci, si.r, cj, rj))) return true;
+          }
         }
       }
     }
@@ -112,39 +137,63 @@ __device__ bool warp_links_touch(const RobotCheckView& v, int a, int b, const Li
   return false;
 }
 
-// One warp per pending pair: a touching pair makes its state invalid (every writer writes 0, so the
-// order of the warps changes nothing). A state already found invalid is skipped.
-__global__ void __launch_bounds__(kThreads) robot_self_pairs_kernel(RobotCheckView v,
+// The pending pairs, kPairLanes at a time per tile of as many lanes: each lane places its pair's link b
+// in link a's frame from the state's values, then the tile decides the pairs one by one. A touching
+// pair makes its state invalid (every writer writes 0, so the order of the tiles changes nothing); a
+// state already found invalid is skipped.
+template <int Scratch>
+__global__ void __launch_bounds__(kThreads) robot_self_pairs_kernel(RobotCheckView v, const double* __restrict__ values,
                                                                       const PendingPair* __restrict__ pending,
                                                                       unsigned capacity,
                                                                       const unsigned* __restrict__ num_pending,
                                                                       char* valid) {
+  double full[Scratch];
+  const PairTile tile = cg::tiled_partition<kPairLanes>(cg::this_thread_block());
+  const int lane = static_cast<int>(tile.thread_rank());
   const unsigned n = min(*num_pending, capacity);
-  const int lane = threadIdx.x & 31;
-  const unsigned warps = gridDim.x * (kThreads / 32);
-  for (unsigned w = (blockIdx.x * kThreads + threadIdx.x) / 32; w < n; w += warps) {
-    const PendingPair p = pending[w];
-    const bool open = __shfl_sync(0xffffffffu, lane == 0 ? valid[p.state] : 0, 0) != 0;
-    if (!open) continue;
-    if (warp_links_touch(v, v.self_pairs[2 * p.pair], v.self_pairs[2 * p.pair + 1], p.b_in_a, lane) && lane == 0)
-      valid[p.state] = 0;
+  const std::size_t d = static_cast<std::size_t>(v.dimension);
+  for (unsigned base = blockIdx.x * kThreads + threadIdx.x - lane; base < n; base += gridDim.x * kThreads) {
+    PendingPair p{0, 0};
+    LinkPose b_in_a{};
+    bool open = false;
+    if (base + lane < n) {
+      p = pending[base + lane];
+      open = valid[p.state] != 0;
+      if (open) {
+        const double* x = values + p.state * d;
+        fill_state(v, [x](int k) { return x[k]; }, full);
+        b_in_a = pair_relative_pose(v, p.pair, full);
+      }
+    }
+    for (unsigned todo = tile.ballot(open); todo != 0; todo &= todo - 1) {
+      const int from = __ffs(todo) - 1;
+      const int state = tile.shfl(p.state, from), pair = tile.shfl(p.pair, from);
+      if (tile.shfl(lane == 0 ? valid[state] : 0, 0) == 0) continue;
+      LinkPose pose;
+      for (int k = 0; k < 9; ++k) pose.r[k] = tile.shfl(b_in_a.r[k], from);
+      for (int k = 0; k < 3; ++k) pose.t[k] = tile.shfl(b_in_a.t[k], from);
+      if (tile_links_touch(v, v.self_pairs[2 * pair], v.self_pairs[2 * pair + 1], pose, tile) && lane == 0)
+        valid[state] = 0;
+    }
   }
 }
 
 // One warp per motion, taken from a counter as warps finish their last (an invalid motion often ends
 // in its first round): lanes check the motion's states 32 at a time, in index order, and the warp
 // stops at the first round with an invalid state, whose smallest index is the answer.
-template <int Links>
+template <int Scratch>
 __global__ void __launch_bounds__(kThreads) robot_motions_kernel(RobotCheckView v, const double* __restrict__ from,
                                                                    const double* __restrict__ to,
                                                                    const int* __restrict__ segments, int count,
                                                                    int* __restrict__ next_motion,
                                                                    int* __restrict__ first_invalid) {
-  double full[Links], poses[12 * Links];
+  extern __shared__ float centres[];
+  ThreadScratch<Scratch> scratch;
+  const CheckScratch s = scratch.view(centres);
   const int lane = threadIdx.x & 31;
   const std::size_t d = static_cast<std::size_t>(v.dimension);
   for (;;) {
-    const int m = __shfl_sync(0xffffffffu, lane == 0 ? atomicAdd(next_motion, 1) : 0, 0);
+    const int m = __shfl_sync(kAll, lane == 0 ? atomicAdd(next_motion, 1) : 0, 0);
     if (m >= count) break;
     const double* a = from + m * d;
     const double* b = to + m * d;
@@ -155,36 +204,40 @@ __global__ void __launch_bounds__(kThreads) robot_motions_kernel(RobotCheckView 
       const int j = base + lane;
       bool ok = true;
       if (j == last) {
-        ok = robot_state_valid(v, [b](int k) { return b[k]; }, full, poses);
+        ok = robot_state_valid(v, [b](int k) { return b[k]; }, s);
       } else if (j < last) {
         const double t = static_cast<double>(j) / static_cast<double>(n);
-        ok = robot_state_valid(v, [a, b, t](int k) { return a[k] + (b[k] - a[k]) * t; }, full, poses);
+        ok = robot_state_valid(v, [a, b, t](int k) { return a[k] + (b[k] - a[k]) * t; }, s);
       }
-      const int hit = __reduce_min_sync(0xffffffffu, ok ? kNone : j);
+      const int hit = __reduce_min_sync(kAll, ok ? kNone : j);
       if (hit != kNone) found = hit;
     }
     if (lane == 0) first_invalid[m] = found;
   }
 }
 
-// Calls launch(std::integral_constant<int, L>()) with the kernels' scratch size L for `links` links.
+// Calls launch(std::integral_constant<int, S>()) with the kernels' scratch size S for the view's
+// variables and kept poses (ThreadScratch).
 template <typename Launch>
-void with_scratch_for(int links, const Launch& launch) {
-  if (links <= 16) {
+void with_scratch_for(const RobotCheckView& v, const Launch& launch) {
+  const int needed = std::max(v.num_variables, 4 * v.num_kept);
+  if (needed <= 16) {
     launch(std::integral_constant<int, 16>());
-  } else if (links <= 32) {
+  } else if (needed <= 32) {
     launch(std::integral_constant<int, 32>());
-  } else if (links <= 64) {
+  } else if (needed <= 64) {
     launch(std::integral_constant<int, 64>());
   } else {
     launch(std::integral_constant<int, RobotCheckEngine::kMaxGpuLinks>());
   }
 }
 
+// Lets the kernel have `shared` bytes of shared memory; the blocks of kThreads threads resident at once.
 template <typename Kernel>
-unsigned resident_blocks(Kernel kernel) {
+unsigned resident_blocks(Kernel kernel, std::size_t shared) {
+  LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
   int per_sm = 0, device = 0, multiprocessors = 0;
-  LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared));
   LINALG_CUDA_CHECK(cudaGetDevice(&device));
   LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   return static_cast<unsigned>(std::max(1, per_sm) * multiprocessors);
@@ -218,10 +271,12 @@ RobotCheckEngine::RobotCheckEngine(RobotCheckData data, const Scene& scene, lina
     take_scene(scene);
     return;
   }
-  if (view_.num_links > kMaxGpuLinks)
+  if (view_.num_links > kMaxGpuLinks || view_.num_kept > kMaxGpuLinks / 4)
     throw linalg_cuda::InvalidArgument("RobotCheckEngine: the GPU checks take robots of at most " +
-                                       std::to_string(kMaxGpuLinks) + " links, this one has " +
-                                       std::to_string(view_.num_links) + " (use Backend::Cpu)");
+                                       std::to_string(kMaxGpuLinks) + " links with at most " +
+                                       std::to_string(kMaxGpuLinks / 4) + " branching links, this one has " +
+                                       std::to_string(view_.num_links) + " and " + std::to_string(view_.num_kept) +
+                                       " (use Backend::Cpu)");
   device_ = std::make_unique<Device>();
   upload_constants();
   take_scene(scene);
@@ -231,12 +286,16 @@ RobotCheckEngine::~RobotCheckEngine() = default;
 
 void RobotCheckEngine::upload_constants() {
   std::vector<unsigned char> bytes;
-  const std::size_t joints = pack(&bytes, data_.joints), group = pack(&bytes, data_.group),
+  const std::size_t joints = pack(&bytes, data_.joints), steps = pack(&bytes, data_.steps),
+                    group = pack(&bytes, data_.group),
                     held = pack(&bytes, data_.held), low = pack(&bytes, data_.low), high = pack(&bytes, data_.high),
                     bounds = pack(&bytes, data_.link_bounds), first_group = pack(&bytes, data_.first_group),
                     group_bounds = pack(&bytes, data_.group_bounds), first = pack(&bytes, data_.first_sphere),
                     spheres = pack(&bytes, data_.spheres), pairs = pack(&bytes, data_.self_pairs),
-                    tables = pack(&bytes, data_.self_tables.tables), table_bits = pack(&bytes, data_.self_tables.bits);
+                    tables = pack(&bytes, data_.self_tables.tables), table_bits = pack(&bytes, data_.self_tables.bits),
+                    pair_bounds = pack(&bytes, data_.pair_bounds), paths = pack(&bytes, data_.pair_paths),
+                    path_joints = pack(&bytes, data_.path_joints),
+                    centre_slot = pack(&bytes, data_.centre_slot);
   Device& dev = *device_;
   dev.constants.reserve(bytes.size());
   LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.constants.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, dev.work.get()));
@@ -244,6 +303,7 @@ void RobotCheckEngine::upload_constants() {
   const unsigned char* base = dev.constants.as<unsigned char>();
   dev.view = view_;
   dev.view.joints = reinterpret_cast<const KinematicJoint*>(base + joints);
+  dev.view.steps = reinterpret_cast<const KinematicStep*>(base + steps);
   dev.view.group = reinterpret_cast<const int*>(base + group);
   dev.view.held = reinterpret_cast<const double*>(base + held);
   dev.view.low = reinterpret_cast<const double*>(base + low);
@@ -256,9 +316,16 @@ void RobotCheckEngine::upload_constants() {
   dev.view.self_pairs = reinterpret_cast<const int*>(base + pairs);
   dev.view.self_tables = reinterpret_cast<const SelfPairTable*>(base + tables);
   dev.view.self_table_bits = reinterpret_cast<const unsigned*>(base + table_bits);
-  with_scratch_for(view_.num_links,
-                   [&](auto links) { dev.motion_blocks = resident_blocks(robot_motions_kernel<links.value>); });
-  dev.pair_blocks = resident_blocks(robot_self_pairs_kernel);
+  dev.view.pair_bounds = reinterpret_cast<const SelfPairBounds*>(base + pair_bounds);
+  dev.view.pair_paths = reinterpret_cast<const PairPath*>(base + paths);
+  dev.view.path_joints = reinterpret_cast<const int*>(base + path_joints);
+  dev.view.centre_slot = reinterpret_cast<const int*>(base + centre_slot);
+  const std::size_t shared = centre_bytes(view_);
+  with_scratch_for(view_, [&](auto size) {
+    resident_blocks(robot_states_kernel<size.value>, shared);
+    dev.motion_blocks = resident_blocks(robot_motions_kernel<size.value>, shared);
+    dev.pair_blocks = resident_blocks(robot_self_pairs_kernel<size.value>, 0);
+  });
 }
 
 void RobotCheckEngine::take_scene(const Scene& scene) {
@@ -280,14 +347,17 @@ void RobotCheckEngine::take_scene(const Scene& scene) {
 
 void RobotCheckEngine::upload_primitives() {
   Device& dev = *device_;
-  const std::size_t bytes = data_.primitives.size() * sizeof(CheckPrimitive<float>);
-  dev.primitives.reserve(std::max<std::size_t>(bytes, 16));
-  if (bytes > 0) {
-    LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.primitives.data(), data_.primitives.data(), bytes, cudaMemcpyHostToDevice,
+  std::vector<unsigned char> bytes;
+  const std::size_t primitives = pack(&bytes, data_.primitives), bounds = pack(&bytes, data_.primitive_bounds);
+  dev.primitives.reserve(std::max<std::size_t>(bytes.size(), 16));
+  if (!bytes.empty()) {
+    LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.primitives.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice,
                                       dev.work.get()));
-    LINALG_CUDA_CHECK(cudaStreamSynchronize(dev.work.get()));
+    LINALG_CUDA_CHECK(cudaStreamSynchronize(dev.work.get()));  // `bytes` is pageable and goes out of scope
   }
-  dev.view.primitives = dev.primitives.as<CheckPrimitive<float>>();
+  const unsigned char* base = dev.primitives.as<unsigned char>();
+  dev.view.primitives = reinterpret_cast<const CheckPrimitive<float>*>(base + primitives);
+  dev.view.primitive_bounds = reinterpret_cast<const CheckSphere*>(base + bounds);
   dev.view.num_primitives = view_.num_primitives;
 }
 
@@ -326,7 +396,7 @@ void RobotCheckEngine::check_states_on_device(const double* values, std::size_t 
 
 void RobotCheckEngine::launch_states(const double* values, std::size_t count, char* valid) {
   // Chunks of at most 2^20 states, each with room for two open pairs per state (more are decided by
-  // the states' threads): 112 MB of scratch at most.
+  // the states' threads): 16 MB of scratch at most.
   constexpr std::size_t kChunk = std::size_t(1) << 20;
   Device& dev = *device_;
   const cudaStream_t stream = dev.work.get();
@@ -339,17 +409,19 @@ void RobotCheckEngine::launch_states(const double* values, std::size_t count, ch
   for (std::size_t first = 0; first < count; first += kChunk) {
     const int n = static_cast<int>(std::min(kChunk, count - first));
     LINALG_CUDA_CHECK(cudaMemsetAsync(num_pending, 0, sizeof(unsigned), stream));
+    const double* chunk = values + first * dimension();
     const unsigned blocks = linalg_cuda::detail::blocks_for(n, kThreads);
-    with_scratch_for(view_.num_links, [&](auto links) {
-      robot_states_kernel<links.value><<<blocks, kThreads, 0, stream>>>(view, values + first * dimension(), n,
-                                                                         valid + first, pending, capacity, num_pending);
+    // A lane per pending pair: as many blocks as there are states' threads, at most those resident.
+    const unsigned pair_blocks = std::min(blocks, dev.pair_blocks);
+    with_scratch_for(view_, [&](auto size) {
+      robot_states_kernel<size.value><<<blocks, kThreads, centre_bytes(view_), stream>>>(
+          view, chunk, n, valid + first, pending, capacity, num_pending);
+      LINALG_CUDA_CHECK_LAUNCH();
+      if (view_.num_self_pairs == 0) return;
+      robot_self_pairs_kernel<size.value><<<pair_blocks, kThreads, 0, stream>>>(view, chunk, pending, capacity,
+                                                                                num_pending, valid + first);
+      LINALG_CUDA_CHECK_LAUNCH();
     });
-    LINALG_CUDA_CHECK_LAUNCH();
-    if (view_.num_self_pairs == 0) continue;
-    const unsigned pair_blocks = std::min<unsigned>(linalg_cuda::detail::blocks_covering(32 * std::size_t(n), kThreads),
-                                                    dev.pair_blocks);
-    robot_self_pairs_kernel<<<pair_blocks, kThreads, 0, stream>>>(view, pending, capacity, num_pending, valid + first);
-    LINALG_CUDA_CHECK_LAUNCH();
   }
 }
 
@@ -391,8 +463,8 @@ void RobotCheckEngine::check_motions_gpu(const double* from, const double* to, c
   int* next = dev.next_motion.as<int>();
   int* out = dev.outputs.as<int>();
   const unsigned blocks = std::min<unsigned>(linalg_cuda::detail::blocks_covering(32 * count, kThreads), dev.motion_blocks);
-  with_scratch_for(view_.num_links, [&](auto links) {
-    robot_motions_kernel<links.value><<<blocks, kThreads, 0, stream>>>(dev.view, f, t, s, n, next, out);
+  with_scratch_for(view_, [&](auto size) {
+    robot_motions_kernel<size.value><<<blocks, kThreads, centre_bytes(view_), stream>>>(dev.view, f, t, s, n, next, out);
   });
   LINALG_CUDA_CHECK_LAUNCH();
   LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.answers.data(), out, count * sizeof(int), cudaMemcpyDeviceToHost, stream));

@@ -1,39 +1,29 @@
 // RobotCheckEngine's checks on the CPU (the GPU's are in robot_check_engine.cu): single checks on the
 // calling thread, batches on all cores, each state decided by the same code as a single check, so
 // the answers do not depend on the number of threads.
-#include <vector>
-
 #include "robot_check_engine.h"
 
 namespace ompl_cuda::detail {
 
 namespace {
 
-// The check's scratch (the full state, the link poses) for the calling thread, grown once.
-struct Scratch {
-  std::vector<double> full, poses;
-};
-
-Scratch& scratch_for(const RobotCheckData& data) {
-  thread_local Scratch s;
-  s.full.resize(data.held.size());
-  s.poses.resize(12 * data.link_bounds.size());
-  return s;
+// The check's scratch for the calling thread, grown once.
+CheckScratch scratch_for(const RobotCheckData& data) {
+  thread_local HostCheckScratch s;
+  return s.fit(data);
 }
 
 }  // namespace
 
 bool RobotCheckEngine::valid(const double* values) const {
-  Scratch& s = scratch_for(data_);
-  return robot_state_valid(view_, [values](int k) { return values[k]; }, s.full.data(), s.poses.data());
+  return robot_state_valid(view_, [values](int k) { return values[k]; }, scratch_for(data_));
 }
 
 int RobotCheckEngine::first_invalid(const double* from, const double* to, int segments) const {
-  Scratch& s = scratch_for(data_);
+  const CheckScratch s = scratch_for(data_);
   for (int j = 1; j < segments; ++j) {
     const double t = static_cast<double>(j) / static_cast<double>(segments);
-    if (!robot_state_valid(view_, [from, to, t](int k) { return from[k] + (to[k] - from[k]) * t; }, s.full.data(),
-                           s.poses.data()))
+    if (!robot_state_valid(view_, [from, to, t](int k) { return from[k] + (to[k] - from[k]) * t; }, s))
       return j;
   }
   if (!valid(to)) return segments > 0 ? segments : 1;

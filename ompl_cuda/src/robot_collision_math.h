@@ -1,9 +1,9 @@
 #pragma once
-// The robot checks' decision, written once for the host and the device (LINALG_HD): a sphere against
-// a scene primitive (sphere, box, cylinder, capsule, each in its own frame), a sphere against a
-// sphere, and a whole state (robot_state_valid). Closed sets: touching is a collision, as in the
-// chain's checks. The module compiles without fused multiply-adds, so both sides compute the same
-// bits and decide identically.
+// The robot checks' tests, written once for the host and the device (LINALG_HD): a sphere against a
+// scene primitive (sphere, box, cylinder, capsule, each in its own frame), a sphere against a sphere,
+// a link's spheres against either, and what they read (RobotCheckView); a whole state's check is in
+// robot_state_check.h. Closed sets: touching is a collision, as in the chain's checks. The module
+// compiles without fused multiply-adds, so both sides compute the same bits and decide identically.
 #include <math.h>
 #include <string.h>
 
@@ -14,9 +14,10 @@
 
 namespace ompl_cuda::detail {
 
-// A scene primitive as the checks read it: the inverse of its pose (world to primitive frame) and sizes.
+// A scene primitive as the checks read it: the inverse of its pose (world to primitive frame) and sizes;
+// aligned so that a thread loads one in four 16-byte reads.
 template <typename T>
-struct CheckPrimitive {
+struct alignas(16) CheckPrimitive {
   T rotation[9];     // transposed pose rotation, row-major
   T translation[3];  // -rotation * pose translation
   T size[3];         // Primitive::size
@@ -69,6 +70,29 @@ struct CheckSphere {
   float x, y, z, r;
 };
 
+// One joint of the kinematics' walk through the tree (depth first, so that a joint's parent is most
+// often the link just placed): where its parent's pose comes from, and whether its child's pose is
+// kept for a later joint (a link with several children, or a child placed later).
+struct KinematicStep {
+  int joint;
+  int parent;  // kFromLast: the link placed by the previous step; kFromRoot; or a kept pose's index
+  int keep;    // the index the child's pose is kept at, or -1
+};
+constexpr int kFromLast = -2, kFromRoot = -1;
+
+// A self pair's links a and b both hang from a common link c: joints[first .. first + to_a) lead from c
+// down to a, and the next to_b from c down to b (indices into RobotCheckView::path_joints).
+struct PairPath {
+  int first, to_a, to_b;
+};
+
+// A self pair's links' bounds as the pair's first test reads them: where a check keeps each centre
+// (slot_a -1: a link without spheres, which touches nothing) and their radii.
+struct SelfPairBounds {
+  int slot_a, slot_b;
+  float radius_a, radius_b;
+};
+
 // Everything one state's check reads, as pointers into host or device memory (RobotCheckData). Each
 // link's spheres come in groups of neighbours, and each group and each link has a sphere around all
 // of its spheres: a test reaches a sphere only when its link's and its group's bounds pass it.
@@ -76,6 +100,8 @@ struct RobotCheckView {
   const KinematicJoint* joints;
   int num_joints, num_links, num_variables;
   double root[12];                     // the robot's root link in the scene frame
+  const KinematicStep* steps;          // the joints in the order the checks place their links
+  int num_kept;                        // link poses the walk keeps (KinematicStep::keep)
   int dimension;                       // the planning group's values ...
   const int* group;                    // ... and where each goes in the full state
   const double* held;                  // the full state's other values
@@ -90,7 +116,13 @@ struct RobotCheckView {
   int num_self_pairs;
   const SelfPairTable* self_tables;    // per self pair, its grid of answers (self_pair_table.h) ...
   const unsigned* self_table_bits;     // ... and their cells
+  const SelfPairBounds* pair_bounds;   // per self pair, its links' bounds
+  const PairPath* pair_paths;          // per self pair, the joints between its links ...
+  const int* path_joints;              // ... as joint indices
+  const int* centre_slot;              // per link, where a check keeps its bound's centre, or -1
+  int num_centres;                     // (links with spheres in a self pair)
   const CheckPrimitive<float>* primitives;
+  const CheckSphere* primitive_bounds; // per primitive, a sphere around it in the scene frame
   int num_primitives;
   CloudView cloud;                     // the scene's point cloud (cloud.distance2 null without one)
 };
@@ -131,22 +163,10 @@ LINALG_HD bool link_touches(const RobotCheckView& v, int l, const LinkPose& pose
 // A group holds at most this many spheres (RobotCheckData makes them so).
 constexpr int kMaxGroupSpheres = 8;
 
-// Link b's pose in link a's frame (a^-1 b), from their poses in the scene frame.
-LINALG_HD LinkPose relative_pose(const LinkPose& a, const LinkPose& b) {
-  LinkPose r;
-  float d[3];
-  for (int i = 0; i < 3; ++i) d[i] = b.t[i] - a.t[i];
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) r.r[3 * i + j] = a.r[i] * b.r[j] + a.r[3 + i] * b.r[3 + j] + a.r[6 + i] * b.r[6 + j];
-    r.t[i] = a.r[i] * d[0] + a.r[3 + i] * d[1] + a.r[6 + i] * d[2];
-  }
-  return r;
-}
-
 // Whether a sphere of link a touches a sphere of link b (b_in_a: b's pose in a's frame), in a's
 // frame: a's spheres as stored, b's groups placed once and tested against a's link bound, then
-// against each of a's groups, and only the spheres of touching groups against each other, b's
-// placed once per group.
+// against each of a's groups; in a pair of touching groups, each of a's spheres against b's group
+// bound, and only those that touch it against b's spheres, placed once per group.
 LINALG_HD bool links_touch(const RobotCheckView& v, int a, int b, const LinkPose& b_in_a) {
   const CheckSphere& bound_a = v.link_bounds[a];
   const float ca[3] = {bound_a.x, bound_a.y, bound_a.z};
@@ -169,88 +189,13 @@ LINALG_HD bool links_touch(const RobotCheckView& v, int a, int b, const LinkPose
       for (int i = v.first_sphere[ga]; i < v.first_sphere[ga + 1]; ++i) {
         const CheckSphere& si = v.spheres[i];
         const float ci[3] = {si.x, si.y, si.z};
+        if (!spheres_touch(ci, si.r, cb, rb)) continue;
         for (int j = 0; j < count; ++j)
           if (spheres_touch(ci, si.r, placed[j], placed[j][3])) return true;
       }
     }
   }
   return false;
-}
-
-// OMPL's RealVectorStateSpace::satisfiesBounds slack (std::numeric_limits<double>::epsilon()).
-constexpr double kBoundsSlack = 2.220446049250313e-16;
-
-// Whether the group's state lies within the bounds and its spheres touch neither a primitive nor the
-// point cloud: every value (value(k), k < dimension) finite and within the bounds as OMPL's
-// satisfiesBounds tests them, then each link against the scene. full (num_variables values) and poses
-// (12 per link) are scratch, left holding the full state and, for the self pairs, each link's pose in
-// single precision at the start of its 12 values (stored_pose), which halves what they read.
-template <typename Value>
-LINALG_HD bool robot_state_free_of_scene(const RobotCheckView& v, const Value& value, double* full, double* poses) {
-  for (int k = 0; k < v.num_variables; ++k) full[k] = v.held[k];
-  for (int k = 0; k < v.dimension; ++k) {
-    const double x = value(k);
-    if (!isfinite(x) || x - kBoundsSlack > v.high[k] || x + kBoundsSlack < v.low[k]) return false;
-    full[v.group[k]] = x;
-  }
-  link_poses(v.joints, v.num_joints, full, poses, v.root);
-  for (int l = 0; l < v.num_links; ++l) {
-    const LinkPose pose = single_precision_pose(poses + 12 * l);
-    memcpy(poses + 12 * l, &pose, sizeof pose);
-    const CheckSphere bound = v.link_bounds[l];
-    if (bound.r < 0) continue;
-    float bc[3];
-    place(pose, bound, bc);
-    for (int p = 0; p < v.num_primitives; ++p) {
-      const CheckPrimitive<float>& primitive = v.primitives[p];
-      if (sphere_touches(bc, bound.r, primitive) &&
-          link_touches(v, l, pose, [&](const float* c, float r) { return sphere_touches(c, r, primitive); }))
-        return false;
-    }
-    if (v.cloud.distance2 && sphere_touches_cloud(bc, bound.r, v.cloud) &&
-        link_touches(v, l, pose, [&](const float* c, float r) { return sphere_touches_cloud(c, r, v.cloud); }))
-      return false;
-  }
-  return true;
-}
-
-// Link l's pose in single precision, as robot_state_free_of_scene leaves it in the poses scratch.
-LINALG_HD LinkPose stored_pose(const double* poses, int l) {
-  LinkPose p;
-  memcpy(&p, poses + 12 * l, sizeof p);
-  return p;
-}
-
-// Whether no self pair touches, from robot_state_free_of_scene's full state and poses: each pair's grid
-// first, then the links' bounds, and touch(q, a, b, b_in_a) for the pairs that both leave open (pair q
-// of links a and b, b's pose in a's frame), which links_touch decides or the GPU hands to a warp.
-template <typename Touch>
-LINALG_HD bool robot_state_free_of_itself(const RobotCheckView& v, const double* full, const double* poses,
-                                          const Touch& touch) {
-  // The grids first: a lookup settles most pairs, and a touching one settles the state.
-  for (int q = 0; q < v.num_self_pairs; ++q)
-    if (self_pair_cell(v.self_tables[q], v.self_table_bits, full) == kSelfPairTouching) return false;
-  for (int q = 0; q < v.num_self_pairs; ++q) {
-    if (self_pair_cell(v.self_tables[q], v.self_table_bits, full) == kSelfPairApart) continue;
-    const int a = v.self_pairs[2 * q], b = v.self_pairs[2 * q + 1];
-    const LinkPose pa = stored_pose(poses, a), pb = stored_pose(poses, b);
-    float ba[3], bb[3];
-    place(pa, v.link_bounds[a], ba);
-    place(pb, v.link_bounds[b], bb);
-    if (spheres_touch(ba, v.link_bounds[a].r, bb, v.link_bounds[b].r) && touch(q, a, b, relative_pose(pa, pb)))
-      return false;
-  }
-  return true;
-}
-
-// Whether the group's state is valid: within the bounds, and the robot's spheres touch neither a
-// primitive, nor the point cloud, nor each other on a self pair. full and poses are scratch as above.
-template <typename Value>
-LINALG_HD bool robot_state_valid(const RobotCheckView& v, const Value& value, double* full, double* poses) {
-  return robot_state_free_of_scene(v, value, full, poses) &&
-         robot_state_free_of_itself(v, full, poses, [&v](int, int a, int b, const LinkPose& b_in_a) {
-           return links_touch(v, a, b, b_in_a);
-         });
 }
 
 }  // namespace ompl_cuda::detail

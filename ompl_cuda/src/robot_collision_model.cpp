@@ -55,8 +55,8 @@ bool in_collision(const RobotCollisionModel& robot, const Scene& scene, const Tr
                   bool self_collision) {
   detail::RobotCheckData data = detail::whole_robot_check_data(robot, base, self_collision);
   data.set_scene(scene);
-  std::vector<double> full(data.held.size()), poses(12 * data.link_bounds.size());
-  return !detail::robot_state_valid(data.view(), [state](int k) { return state[k]; }, full.data(), poses.data());
+  detail::HostCheckScratch scratch;
+  return !detail::robot_state_valid(data.view(), [state](int k) { return state[k]; }, scratch.fit(data));
 }
 
 }  // namespace ompl_cuda

@@ -21,10 +21,10 @@ using ompl_cuda::detail::RobotCheckData;
 using ompl_cuda::detail::RobotCheckView;
 using ompl_cuda::detail::SelfPairTable;
 
-// Whether the group's values are valid under the view.
-bool valid(const RobotCheckView& v, const std::vector<double>& values) {
-  std::vector<double> full(v.num_variables), poses(12 * v.num_links);
-  return ompl_cuda::detail::robot_state_valid(v, [&](int k) { return values[k]; }, full.data(), poses.data());
+// Whether the group's values are valid under the view (of data).
+bool valid(const RobotCheckData& data, const RobotCheckView& v, const std::vector<double>& values) {
+  ompl_cuda::detail::HostCheckScratch scratch;
+  return ompl_cuda::detail::robot_state_valid(v, [&](int k) { return values[k]; }, scratch.fit(data));
 }
 
 // Random states, and states on both sides of a contact found by bisection between a valid and an
@@ -44,8 +44,8 @@ void expect_same_answers(const RobotCheckData& data, int states, int boundaries,
   std::vector<double> last_valid;
   for (int i = 0; i < states; ++i) {
     std::vector<double> s = random_state();
-    const bool answer = valid(without, s);
-    disagreements += answer != valid(with, s);
+    const bool answer = valid(data, without, s);
+    disagreements += answer != valid(data, with, s);
     if (answer) {
       last_valid = s;
     } else if (!last_valid.empty() && found < boundaries) {
@@ -53,10 +53,10 @@ void expect_same_answers(const RobotCheckData& data, int states, int boundaries,
       for (int step = 0; step < 60; ++step) {
         std::vector<double> m(a.size());
         for (std::size_t k = 0; k < a.size(); ++k) m[k] = (a[k] + b[k]) / 2;
-        (valid(without, m) ? a : b) = m;
+        (valid(data, without, m) ? a : b) = m;
       }
-      disagreements += valid(without, a) != valid(with, a);
-      disagreements += valid(without, b) != valid(with, b);
+      disagreements += valid(data, without, a) != valid(data, with, a);
+      disagreements += valid(data, without, b) != valid(data, with, b);
       ++found;
     }
   }

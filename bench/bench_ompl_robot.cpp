@@ -1,7 +1,8 @@
 // bench_ompl_robot: the robot checks on the GPU against their CPU reference (all cores) and against
 // FCL on the robot's meshes (all cores, the MoveIt way), for the Panda in each MotionBenchMaker scene:
-// states/s and motions/s by batch size, then plans by OMPL's RRTConnect with our checks against
-// RRTConnect with FCL on seeded valid start/goal pairs. Prints a table, writes JSON.
+// states/s and motions/s by batch size, the states' rate through the check's stages (kinematics, then
+// the scene, then self-collision), then plans by OMPL's RRTConnect with our checks against RRTConnect
+// with FCL on seeded valid start/goal pairs. Prints a table, writes JSON.
 //
 //   bench_ompl_robot [--data DIR] [--only NAME] [--max-batch N] [--reps R] [--fcl-states N]
 //                    [--plans N] [--plan-time T] [--tolerance T] [--json FILE]
@@ -86,6 +87,36 @@ struct Scenario {
   std::shared_ptr<const ompl_cuda::bench::FclRobotChecker> fcl;
 };
 
+// Rates of states in GPU memory through the check's stages, each left out in turn (the kinematics
+// alone, then with the scene, then with self-collision as well): where a state's time goes.
+void stage_rates(const std::string& name, const ompl_cuda::RobotCollisionModel& robot, const ompl_cuda::Scene& scene,
+                 const ompl_cuda::MotionBenchMakerProblem& problem, const Options& o, std::vector<Row>* rows) {
+  struct Stage {
+    const char* name;
+    bool scene, self;
+  };
+  for (const Stage stage : {Stage{"kinematics", false, false}, Stage{"kinematics + scene", true, false},
+                            Stage{"kinematics + scene + self", true, true}}) {
+    const ompl_cuda::RobotChecks checks(robot, stage.scene ? scene : ompl_cuda::Scene(), problem.group, problem.base,
+                                        std::vector<double>{}, stage.self, Backend::Cuda);
+    const std::vector<double> states = uniform_states(checks, o.max_batch, 1);
+    linalg_cuda::DeviceBuffer device_states(states.size() * sizeof(double)), device_valid(o.max_batch);
+    LINALG_CUDA_CHECK(cudaMemcpy(device_states.data(), states.data(), states.size() * sizeof(double), cudaMemcpyHostToDevice));
+    double ignored = 0;
+    const double t = timed(o.reps, [&] {
+      checks.check_states_on_device(device_states.as<double>(), o.max_batch, device_valid.as<char>(), nullptr);
+      LINALG_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+      return 0.0;
+    }, &ignored);
+    std::vector<char> valid(o.max_batch);
+    LINALG_CUDA_CHECK(cudaMemcpy(valid.data(), device_valid.data(), o.max_batch, cudaMemcpyDeviceToHost));
+    const double f = std::count(valid.begin(), valid.end(), 1) / double(o.max_batch);
+    rows->push_back({name, "stages", stage.name, o.max_batch, t, o.max_batch / t, f});
+    std::printf("  %-8s %-26s %9zu %12.3f ms %14.4g /s  valid %.3f\n", "stages", stage.name, o.max_batch, t * 1e3,
+                o.max_batch / t, f);
+  }
+}
+
 void check_rates(const Scenario& s, const Options& o, std::vector<Row>* rows) {
   const int d = s.gpu->dimension();
   const std::vector<double> states = uniform_states(*s.gpu, o.max_batch, 1);
@@ -111,11 +142,15 @@ void check_rates(const Scenario& s, const Options& o, std::vector<Row>* rows) {
   for (std::size_t batch = 1000; batch <= o.max_batch; batch *= 10) {
     std::vector<char> valid(batch);
     double f = 0;
+    // States and answers in GPU memory, as a planner on the GPU keeps them: the clock stops when the
+    // answers are there; they are read back and counted after.
     double t = timed(o.reps, [&] {
       s.gpu->check_states_on_device(device_states.as<double>(), batch, device_valid.as<char>(), nullptr);
-      LINALG_CUDA_CHECK(cudaMemcpy(valid.data(), device_valid.data(), batch, cudaMemcpyDeviceToHost));
-      return fraction(valid, batch);
+      LINALG_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+      return 0.0;
     }, &f);
+    LINALG_CUDA_CHECK(cudaMemcpy(valid.data(), device_valid.data(), batch, cudaMemcpyDeviceToHost));
+    f = fraction(valid, batch);
     add("states", "gpu, states on gpu", batch, t, f);
     t = timed(o.reps, [&] { s.gpu->check_states(states.data(), batch, valid.data()); return fraction(valid, batch); }, &f);
     add("states", "gpu, host array", batch, t, f);
@@ -346,6 +381,7 @@ int main(int argc, char** argv) {
       s.fcl = std::make_shared<ompl_cuda::bench::FclRobotChecker>(robot, scene, problem.base);
       std::printf("\n%s: %zu primitives\n", s.name.c_str(), scene.num_primitives());
       check_rates(s, o, &rows);
+      stage_rates(s.name, robot, scene, problem, o, &rows);
       plan_rates(s, o, &rows, &stats);
       if (o.cloud_points == 0 || s.name != "box_panda") continue;
       // The box scene as a sensor sees it: points on its surfaces, 1 cm voxels, no primitives. FCL

@@ -139,10 +139,13 @@ bool RobotValidityChecker::isValid(const ob::State* state) const { return checks
 void RobotValidityChecker::isValid(const std::vector<const ob::State*>& states, std::vector<char>& valid) const {
   const std::size_t d = static_cast<std::size_t>(checks_->dimension());
   valid.assign(states.size(), 0);
+  // Reading the OMPL states is the host's share of the work: on all cores, as the chain's checker does.
   checks_->check_states_filled(
       states.size(),
       [&](double* values) {
-        for (std::size_t i = 0; i < states.size(); ++i) std::copy_n(values_of(states[i]), d, values + i * d);
+        const long count = static_cast<long>(states.size());
+#pragma omp parallel for schedule(static) if (count > 4096)
+        for (long i = 0; i < count; ++i) std::copy_n(values_of(states[i]), d, values + i * d);
       },
       valid.data());
 }
@@ -185,7 +188,9 @@ void RobotMotionValidator::checkMotions(const std::vector<std::pair<const ob::St
   checks_->check_motions_filled(
       count_motions,
       [&](double* from, double* to, int* counts) {
-        for (std::size_t i = 0; i < count_motions; ++i) {
+        const long count = static_cast<long>(count_motions);
+#pragma omp parallel for schedule(static) if (count > 4096)
+        for (long i = 0; i < count; ++i) {
           std::copy_n(values_of(motions[i].first), d, from + i * d);
           std::copy_n(values_of(motions[i].second), d, to + i * d);
           counts[i] = segments[i] = static_cast<int>(space->validSegmentCount(motions[i].first, motions[i].second));

@@ -70,7 +70,7 @@ TEST(RobotCheckers, CheckerAgreesWithInCollisionAndItsBatch) {
   ASSERT_EQ(s.checks->dimension(), 7);
   ob::StateSamplerPtr sampler = s.si->allocStateSampler();
   std::vector<ob::State*> states;
-  for (int k = 0; k < 2000; ++k) {
+  for (int k = 0; k < 6000; ++k) {  // more than the batch reads on one thread
     states.push_back(s.si->allocState());
     sampler->sampleUniform(states.back());
   }
@@ -81,6 +81,7 @@ TEST(RobotCheckers, CheckerAgreesWithInCollisionAndItsBatch) {
   for (std::size_t k = 0; k < states.size(); ++k) {
     const bool single = s.checker->isValid(states[k]);
     EXPECT_EQ(batch[k] != 0, single) << k;
+    if (k >= 2000) continue;  // in_collision builds its checks each call
     s.checks->full_state(states[k]->as<ob::RealVectorStateSpace::StateType>()->values, full.data());
     const double offset[3] = {0.15, 0, 1.02}, identity[4] = {0, 0, 0, 1};
     EXPECT_EQ(single, !ompl_cuda::in_collision(s.checks->robot(), s.checks->scene(), ompl_cuda::transform_from(offset, identity), full.data()));
@@ -133,6 +134,14 @@ TEST(RobotCheckers, MotionValidatorDecidesAsDiscreteMotionValidator) {
     if (!expected[k]) EXPECT_EQ(times[k], expected_times[k]) << k;
   }
   EXPECT_EQ(s.validator->getCheckedMotionCount(), 900u);
+  // The same motions 16 times over, more than the batch reads on one thread.
+  std::vector<std::pair<const ob::State*, const ob::State*>> repeated;
+  for (int r = 0; r < 16; ++r) repeated.insert(repeated.end(), batch.begin(), batch.end());
+  s.validator->checkMotions(repeated, valid, &times);
+  for (std::size_t k = 0; k < repeated.size(); ++k) {
+    EXPECT_EQ(valid[k] != 0, expected[k % batch.size()] != 0) << k;
+    if (!expected[k % batch.size()]) EXPECT_EQ(times[k], expected_times[k % batch.size()]) << k;
+  }
   for (ob::State* state : owned) s.si->freeState(state);
   for (ob::State* state : {a, b, last_ours, last_omp}) s.si->freeState(state);
 }

@@ -49,7 +49,8 @@ template <int Scratch>
 __global__ void __launch_bounds__(kThreads, 6) robot_states_kernel(RobotCheckView v, const double* __restrict__ values,
                                                                   int count, char* __restrict__ valid,
                                                                   PendingPair* __restrict__ pending,
-                                                                  unsigned capacity, unsigned* __restrict__ num_pending) {
+                                                                  unsigned capacity,
+                                                                  unsigned long long* __restrict__ num_pending) {
   extern __shared__ float centres[];
   ThreadScratch<Scratch> scratch;
   const CheckScratch s = scratch.view(centres);
@@ -62,9 +63,9 @@ __global__ void __launch_bounds__(kThreads, 6) robot_states_kernel(RobotCheckVie
     if (ok)
       ok = robot_free_of_itself(v, s, cells, [&](int q) {
         const cg::coalesced_group group = cg::coalesced_threads();
-        unsigned first = 0;
-        if (group.thread_rank() == 0) first = atomicAdd(num_pending, group.size());
-        const unsigned slot = group.shfl(first, 0) + group.thread_rank();
+        unsigned long long first = 0;  // 64 bits: the count goes on past the capacity
+        if (group.thread_rank() == 0) first = atomicAdd(num_pending, static_cast<unsigned long long>(group.size()));
+        const unsigned long long slot = group.shfl(first, 0) + group.thread_rank();
         if (slot >= capacity) return self_pair_touches(v, q, s.full);
         pending[slot] = {i, q};
         return false;
@@ -145,12 +146,12 @@ template <int Scratch>
 __global__ void __launch_bounds__(kThreads) robot_self_pairs_kernel(RobotCheckView v, const double* __restrict__ values,
                                                                       const PendingPair* __restrict__ pending,
                                                                       unsigned capacity,
-                                                                      const unsigned* __restrict__ num_pending,
+                                                                      const unsigned long long* __restrict__ num_pending,
                                                                       char* valid) {
   double full[Scratch];
   const PairTile tile = cg::tiled_partition<kPairLanes>(cg::this_thread_block());
   const int lane = static_cast<int>(tile.thread_rank());
-  const unsigned n = min(*num_pending, capacity);
+  const unsigned n = static_cast<unsigned>(min(*num_pending, static_cast<unsigned long long>(capacity)));
   const std::size_t d = static_cast<std::size_t>(v.dimension);
   for (unsigned base = blockIdx.x * kThreads + threadIdx.x - lane; base < n; base += gridDim.x * kThreads) {
     PendingPair p{0, 0};
@@ -232,10 +233,20 @@ void with_scratch_for(const RobotCheckView& v, const Launch& launch) {
   }
 }
 
-// Lets the kernel have `shared` bytes of shared memory; the blocks of kThreads threads resident at once.
+// The most shared memory a block may have on the current device.
+int shared_memory_limit() {
+  int device = 0, limit = 0;
+  LINALG_CUDA_CHECK(cudaGetDevice(&device));
+  LINALG_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return limit;
+}
+
+// The blocks of kThreads threads with `shared` bytes of shared memory resident at once. The kernel may
+// have up to the device's limit: the setting holds for the kernel in the whole process, and so for
+// every engine launching it, whatever its own need.
 template <typename Kernel>
 unsigned resident_blocks(Kernel kernel, std::size_t shared) {
-  LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_memory_limit()));
   int per_sm = 0, device = 0, multiprocessors = 0;
   LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared));
   LINALG_CUDA_CHECK(cudaGetDevice(&device));
@@ -277,6 +288,11 @@ RobotCheckEngine::RobotCheckEngine(RobotCheckData data, const Scene& scene, lina
                                        std::to_string(kMaxGpuLinks / 4) + " branching links, this one has " +
                                        std::to_string(view_.num_links) + " and " + std::to_string(view_.num_kept) +
                                        " (use Backend::Cpu)");
+  if (centre_bytes(view_) > static_cast<std::size_t>(shared_memory_limit()))
+    throw linalg_cuda::InvalidArgument("RobotCheckEngine: the GPU checks keep " + std::to_string(view_.num_centres) +
+                                       " links' bound centres per thread in shared memory, " +
+                                       std::to_string(centre_bytes(view_)) + " bytes a block, and this device has " +
+                                       std::to_string(shared_memory_limit()) + " (use Backend::Cpu)");
   device_ = std::make_unique<Device>();
   upload_constants();
   take_scene(scene);
@@ -402,13 +418,13 @@ void RobotCheckEngine::launch_states(const double* values, std::size_t count, ch
   const cudaStream_t stream = dev.work.get();
   const unsigned capacity = pending_limit_ > 0 ? pending_limit_ : static_cast<unsigned>(2 * std::min(count, kChunk));
   dev.pending.reserve(capacity * sizeof(PendingPair));
-  dev.num_pending.reserve(sizeof(unsigned));
+  dev.num_pending.reserve(sizeof(unsigned long long));
   auto* pending = dev.pending.as<PendingPair>();
-  auto* num_pending = dev.num_pending.as<unsigned>();
+  auto* num_pending = dev.num_pending.as<unsigned long long>();
   const RobotCheckView& view = dev.view;
   for (std::size_t first = 0; first < count; first += kChunk) {
     const int n = static_cast<int>(std::min(kChunk, count - first));
-    LINALG_CUDA_CHECK(cudaMemsetAsync(num_pending, 0, sizeof(unsigned), stream));
+    LINALG_CUDA_CHECK(cudaMemsetAsync(num_pending, 0, sizeof(unsigned long long), stream));
     const double* chunk = values + first * dimension();
     const unsigned blocks = linalg_cuda::detail::blocks_for(n, kThreads);
     // A lane per pending pair: as many blocks as there are states' threads, at most those resident.

@@ -20,7 +20,9 @@ namespace ompl_cuda::detail {
 
 class RobotCheckEngine {
  public:
-  // Throws InvalidArgument on the GPU for a robot of more than kMaxGpuLinks links.
+  // Throws InvalidArgument on the GPU for a robot of more than kMaxGpuLinks links, more than
+  // kMaxGpuLinks / 4 links that the kinematics' walk comes back to, or more self-collision links' bound
+  // centres than the device's shared memory holds for a block (about 150 on an H100 or H200).
   RobotCheckEngine(RobotCheckData data, const Scene& scene, linalg_cuda::Backend backend);
   ~RobotCheckEngine();
 

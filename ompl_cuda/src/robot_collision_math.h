@@ -127,7 +127,7 @@ struct RobotCheckView {
   CloudView cloud;                     // the scene's point cloud (cloud.distance2 null without one)
 };
 
-// A link's pose in the scene frame, in single precision.
+// A link's pose in the scene frame (or in another link's frame), in single precision.
 struct LinkPose {
   float r[9], t[3];
 };

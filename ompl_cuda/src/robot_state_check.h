@@ -131,7 +131,7 @@ LINALG_HD LinkPose pair_relative_pose(const RobotCheckView& v, int q, const doub
 
 // Whether no self pair touches, from the full state, the cells and robot_free_of_scene's bound
 // centres: the pairs the grids leave open whose links' bounds touch go to touch(q), which decides them
-// (links_touch) or hands them to a GPU warp.
+// (links_touch) or hands them to a tile of GPU lanes.
 template <typename Touch>
 LINALG_HD bool robot_free_of_itself(const RobotCheckView& v, const CheckScratch& s, const SelfCells& cells,
                                     const Touch& touch) {

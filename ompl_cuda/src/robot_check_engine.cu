@@ -241,12 +241,16 @@ int shared_memory_limit() {
   return limit;
 }
 
-// The blocks of kThreads threads with `shared` bytes of shared memory resident at once. The kernel may
-// have up to the device's limit: the setting holds for the kernel in the whole process, and so for
-// every engine launching it, whatever its own need.
+// Lets the kernel have up to the device's limit of shared memory: the setting holds for the kernel in
+// the whole process, and so for every engine launching it, whatever its own need.
+template <typename Kernel>
+void allow_shared_memory(Kernel kernel) {
+  LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_memory_limit()));
+}
+
+// The blocks of kThreads threads with `shared` bytes of shared memory resident at once.
 template <typename Kernel>
 unsigned resident_blocks(Kernel kernel, std::size_t shared) {
-  LINALG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_memory_limit()));
   int per_sm = 0, device = 0, multiprocessors = 0;
   LINALG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared));
   LINALG_CUDA_CHECK(cudaGetDevice(&device));
@@ -338,7 +342,8 @@ void RobotCheckEngine::upload_constants() {
   dev.view.centre_slot = reinterpret_cast<const int*>(base + centre_slot);
   const std::size_t shared = centre_bytes(view_);
   with_scratch_for(view_, [&](auto size) {
-    resident_blocks(robot_states_kernel<size.value>, shared);
+    allow_shared_memory(robot_states_kernel<size.value>);
+    allow_shared_memory(robot_motions_kernel<size.value>);
     dev.motion_blocks = resident_blocks(robot_motions_kernel<size.value>, shared);
     dev.pair_blocks = resident_blocks(robot_self_pairs_kernel<size.value>, 0);
   });

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -28,20 +29,13 @@ double norm3(const double* v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2
 // axes, a few with three, where finer grids would take seconds to build; 256 KB at most a grid.
 constexpr long long kCells[kMaxSelfPairAxes + 1] = {1, 1 << 16, 1 << 20, 1 << 18};
 
-// The joints between links a and b in the tree: those above a and above b that are not above both.
-std::vector<int> path_joints(const std::vector<KinematicJoint>& joints, int num_links, int a, int b) {
-  std::vector<int> parent_joint(num_links, -1);
-  for (int k = 0; k < static_cast<int>(joints.size()); ++k) parent_joint[joints[k].child_link] = k;
-  auto chain = [&](int link) {
-    std::vector<int> up;
-    for (int l = link; parent_joint[l] >= 0; l = joints[parent_joint[l]].parent_link) up.push_back(parent_joint[l]);
-    return up;
-  };
-  std::vector<int> from_a = chain(a), from_b = chain(b), path;
-  for (int j : from_a)
-    if (std::find(from_b.begin(), from_b.end(), j) == from_b.end()) path.push_back(j);
-  for (int j : from_b)
-    if (std::find(from_a.begin(), from_a.end(), j) == from_a.end()) path.push_back(j);
+// The joints between self pair q's links in the tree (RobotCheckData::pair_paths): those above a that
+// are not above b, from a up, then those above b that are not above a, from b up.
+std::vector<int> path_joints(const RobotCheckData& d, int q) {
+  const PairPath& p = d.pair_paths[q];
+  const auto first = d.path_joints.begin() + p.first, middle = first + p.to_a, last = middle + p.to_b;
+  std::vector<int> path(std::make_reverse_iterator(middle), std::make_reverse_iterator(first));
+  path.insert(path.end(), std::make_reverse_iterator(last), std::make_reverse_iterator(middle));
   return path;
 }
 
@@ -82,8 +76,9 @@ unsigned classify(const RobotCheckData& d, int a, int b, const double* r, const 
 
 // The axes of the pair's grid (at most kMaxSelfPairAxes), or false where its relative pose moves with
 // more group values, or with one that is unbounded.
-bool pair_axes(const RobotCheckData& d, int a, int b, std::vector<Axis>* axes) {
-  const std::vector<int> path = path_joints(d.joints, static_cast<int>(d.link_bounds.size()), a, b);
+bool pair_axes(const RobotCheckData& d, int q, std::vector<Axis>* axes) {
+  const int b = d.self_pairs[2 * q + 1];
+  const std::vector<int> path = path_joints(d, q);
   // How far a point of b can be from any joint's origin on the path: the path's offsets and prismatic
   // travel, and b's farthest sphere centre from b's origin.
   double reach = 0;
@@ -139,7 +134,7 @@ SelfPairTables build_tables(const RobotCheckData& d, double slack) {
   for (int q = 0; q < pairs; ++q) {
     const int a = d.self_pairs[2 * q], b = d.self_pairs[2 * q + 1];
     std::vector<Axis> axes;
-    if (!pair_axes(d, a, b, &axes)) continue;
+    if (!pair_axes(d, q, &axes)) continue;
     SelfPairTable& t = out.tables[q];
     t.axes = static_cast<int>(axes.size());
     t.first = static_cast<long long>(cells.size());

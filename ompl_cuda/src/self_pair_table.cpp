@@ -2,7 +2,7 @@
 // when every value of the cell is at most h_k from the centre along axis k, each sphere of link b
 // moves in link a's frame by at most sum_k rho_k h_k, where rho_k bounds how far a unit change of
 // value k moves any of b's sphere centres (a revolute joint: the distance from its axis, at most the
-// path's joint offsets plus the farthest centre; a prismatic one: one metre per metre). Sphere pairs
+// offsets between it and b plus the farthest centre; a prismatic one: one metre per metre). Sphere pairs
 // farther apart than that motion plus the rounding slack stay apart in the whole cell, pairs
 // overlapping by more stay touching.
 #include "self_pair_table.h"
@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <iterator>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -28,16 +27,6 @@ double norm3(const double* v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2
 // Cells per grid by its axes: on an arm a cell's spheres move by a fraction of a millimetre with two
 // axes, a few with three, where finer grids would take seconds to build; 256 KB at most a grid.
 constexpr long long kCells[kMaxSelfPairAxes + 1] = {1, 1 << 16, 1 << 20, 1 << 18};
-
-// The joints between self pair q's links in the tree (RobotCheckData::pair_paths): those above a that
-// are not above b, from a up, then those above b that are not above a, from b up.
-std::vector<int> path_joints(const RobotCheckData& d, int q) {
-  const PairPath& p = d.pair_paths[q];
-  const auto first = d.path_joints.begin() + p.first, middle = first + p.to_a, last = middle + p.to_b;
-  std::vector<int> path(std::make_reverse_iterator(middle), std::make_reverse_iterator(first));
-  path.insert(path.end(), std::make_reverse_iterator(last), std::make_reverse_iterator(middle));
-  return path;
-}
 
 struct Axis {
   int group_value;   // index into the group's values
@@ -75,55 +64,83 @@ unsigned classify(const RobotCheckData& d, int a, int b, const double* r, const 
 }
 
 // The axes of the pair's grid (at most kMaxSelfPairAxes), or false where its relative pose moves with
-// more group values, or with one that is unbounded.
+// more group values, or with one that is unbounded. A revolute joint moves b's spheres in a's frame
+// about its axis, by at most their distance from its origin per radian: on b's side of the common link,
+// the offsets and travel of the joints below it and b's farthest sphere centre; on a's side, those of
+// the joints from it up to the common link and all of b's side.
 bool pair_axes(const RobotCheckData& d, int q, std::vector<Axis>* axes) {
   const int b = d.self_pairs[2 * q + 1];
-  const std::vector<int> path = path_joints(d, q);
-  // How far a point of b can be from any joint's origin on the path: the path's offsets and prismatic
-  // travel, and b's farthest sphere centre from b's origin.
-  double reach = 0;
-  for (int s = d.first_sphere[d.first_group[b]]; s < d.first_sphere[d.first_group[b + 1]]; ++s) {
-    const double c[3] = {d.spheres[s].x, d.spheres[s].y, d.spheres[s].z};
-    reach = std::max(reach, norm3(c));
-  }
+  const PairPath& p = d.pair_paths[q];
   struct Moving {
-    int variable;
+    int group_value;  // or -1: the joint does not move with the group
     double multiplier;
     bool prismatic;
+    double length;    // how far the joint's offset and travel carry the points below it
   };
-  std::vector<Moving> moving;
-  for (int k : path) {
+  auto moving = [&](int k) {
     const KinematicJoint& j = d.joints[k];
-    reach += norm3(j.translation);
-    if (j.type == 3) continue;
+    Moving m{-1, 1.0, j.type == 2, norm3(j.translation)};
+    if (j.type == 3) return m;
     const int variable = j.mimic_of >= 0 ? d.joints[j.mimic_of].variable : j.variable;
-    const double multiplier = j.mimic_of >= 0 ? std::fabs(j.mimic_multiplier) : 1.0;
+    if (variable < 0) return m;
+    m.multiplier = j.mimic_of >= 0 ? std::fabs(j.mimic_multiplier) : 1.0;
     const double offset = j.mimic_of >= 0 ? std::fabs(j.mimic_offset) : 0.0;
-    if (variable < 0) continue;
     const auto in_group = std::find(d.group.begin(), d.group.end(), variable);
-    const int k_group = in_group == d.group.end() ? -1 : static_cast<int>(in_group - d.group.begin());
-    if (j.type == 2) {
-      const double travel = k_group >= 0 ? std::max(std::fabs(d.low[k_group]), std::fabs(d.high[k_group]))
-                                         : std::fabs(d.held[variable]);
-      reach += multiplier * travel + offset;
+    m.group_value = in_group == d.group.end() ? -1 : static_cast<int>(in_group - d.group.begin());
+    if (m.prismatic) {
+      const double travel = m.group_value >= 0 ? std::max(std::fabs(d.low[m.group_value]), std::fabs(d.high[m.group_value]))
+                                               : std::fabs(d.held[variable]);
+      m.length += m.multiplier * travel + offset;
     }
-    if (k_group >= 0) moving.push_back({k_group, multiplier, j.type == 2});
+    return m;
+  };
+  std::vector<Moving> to_a, to_b;  // from the common link down to a, and down to b
+  for (int i = 0; i < p.to_a; ++i) to_a.push_back(moving(d.path_joints[p.first + i]));
+  for (int i = 0; i < p.to_b; ++i) to_b.push_back(moving(d.path_joints[p.first + p.to_a + i]));
+  double below = 0;  // b's farthest sphere centre from b's origin, then the joints' lengths below
+  for (int s = d.first_sphere[d.first_group[b]]; s < d.first_sphere[d.first_group[b + 1]]; ++s) {
+    const double c[3] = {d.spheres[s].x, d.spheres[s].y, d.spheres[s].z};
+    below = std::max(below, norm3(c));
   }
-  if (!std::isfinite(reach)) return false;
   axes->clear();
-  for (const Moving& m : moving) {
-    const double motion = m.multiplier * (m.prismatic ? 1.0 : reach);
-    auto axis = std::find_if(axes->begin(), axes->end(), [&](const Axis& x) { return x.group_value == m.variable; });
+  auto add = [&](const Moving& m, double reach) {
+    if (m.group_value < 0) return;
+    auto axis = std::find_if(axes->begin(), axes->end(), [&](const Axis& x) { return x.group_value == m.group_value; });
     if (axis == axes->end()) {
-      axes->push_back({m.variable, 0.0});
+      axes->push_back({m.group_value, 0.0});
       axis = axes->end() - 1;
     }
-    axis->motion += motion;
+    axis->motion += m.multiplier * (m.prismatic ? 1.0 : reach);
+  };
+  for (int i = p.to_b - 1; i >= 0; --i) {
+    add(to_b[i], below);
+    below += to_b[i].length;
   }
-  if (axes->size() > kMaxSelfPairAxes) return false;
+  for (const Moving& m : to_a) {
+    below += m.length;
+    add(m, below);
+  }
+  if (!std::isfinite(below) || axes->size() > kMaxSelfPairAxes) return false;
   for (const Axis& x : *axes)
     if (!std::isfinite(d.low[x.group_value]) || !std::isfinite(d.high[x.group_value])) return false;
   return true;
+}
+
+// Cells along each of `axes` axes in proportion to span[k] (how far the spheres move over the axis'
+// range), at most `budget` in all: the axes with the least span first, each at least one cell, so that
+// an axis that moves nothing (a sphere on its own joint's axis) leaves its share to the others.
+void split_cells(const double* span, int axes, long long budget, int* cells) {
+  int order[kMaxSelfPairAxes];
+  for (int k = 0; k < axes; ++k) order[k] = k;
+  std::sort(order, order + axes, [&](int x, int y) { return span[x] < span[y]; });
+  double left = static_cast<double>(budget);
+  for (int i = 0; i < axes; ++i) {
+    double product = 1;
+    for (int j = i; j < axes; ++j) product *= std::max(span[order[j]], 1e-12);
+    const double share = std::pow(left / product, 1.0 / (axes - i)) * std::max(span[order[i]], 1e-12);
+    cells[order[i]] = static_cast<int>(std::clamp(std::floor(share), 1.0, left));
+    left = std::floor(left / cells[order[i]]);
+  }
 }
 
 SelfPairTables build_tables(const RobotCheckData& d, double slack) {
@@ -138,16 +155,11 @@ SelfPairTables build_tables(const RobotCheckData& d, double slack) {
     SelfPairTable& t = out.tables[q];
     t.axes = static_cast<int>(axes.size());
     t.first = static_cast<long long>(cells.size());
-    // Cells along each axis in proportion to how far the spheres move over its range.
-    double span[kMaxSelfPairAxes], product = 1;
-    for (int k = 0; k < t.axes; ++k) {
-      span[k] = std::max(axes[k].motion * (d.high[axes[k].group_value] - d.low[axes[k].group_value]), 1e-9);
-      product *= span[k];
-    }
-    const double per_span = t.axes > 0 ? std::pow(static_cast<double>(kCells[t.axes]) / product, 1.0 / t.axes) : 0;
+    double span[kMaxSelfPairAxes];
+    for (int k = 0; k < t.axes; ++k) span[k] = axes[k].motion * (d.high[axes[k].group_value] - d.low[axes[k].group_value]);
+    split_cells(span, t.axes, kCells[t.axes], t.cells);
     double width[kMaxSelfPairAxes] = {0, 0, 0};
     for (int k = 0; k < t.axes; ++k) {
-      t.cells[k] = static_cast<int>(std::clamp(std::round(span[k] * per_span), 1.0, static_cast<double>(kCells[t.axes])));
       const double low = d.low[axes[k].group_value];
       width[k] = (d.high[axes[k].group_value] - low) / t.cells[k];
       t.variable[k] = d.group[axes[k].group_value];

@@ -147,4 +147,36 @@ TEST(SelfPairTable, PrismaticAndMimicJointsChangeNoAnswer) {
   expect_same_answers(data, 200000, 300, 11);
 }
 
+// A chain whose spheres sit on their own joints' axes: a joint's value moves no sphere of its child,
+// and that axis of a grid gets one cell while the others share the grid's cells (at most 2^20).
+TEST(SelfPairTable, AxesThatMoveNothingKeepTheGridsSmall) {
+  const fs::path file = fs::temp_directory_path() / "ompl_cuda_self_pair_table_chain.urdf";
+  {
+    std::ofstream urdf(file);
+    urdf << "<robot name=\"chain\">\n<link name=\"l0\"/>\n";
+    for (int k = 1; k < 8; ++k)
+      urdf << "<link name=\"l" << k << "\"/><joint name=\"j" << k << "\" type=\"revolute\"><parent link=\"l" << k - 1
+           << "\"/><child link=\"l" << k << "\"/><origin xyz=\"0.06 0 0\"/><axis xyz=\"0 0 1\"/>"
+           << "<limit lower=\"-2.5\" upper=\"2.5\" effort=\"1\" velocity=\"1\"/></joint>\n";
+    urdf << "</robot>\n";
+  }
+  const ompl_cuda::RobotModel model = ompl_cuda::RobotModel::load(file.string());
+  std::vector<std::vector<ompl_cuda::Sphere>> spheres(model.links().size(), {{{0.0, 0.0, 0.0}, 0.025}});
+  const ompl_cuda::RobotCollisionModel robot(model, spheres);
+  const int n = model.num_variables();
+  std::vector<int> group(n);
+  for (int k = 0; k < n; ++k) group[k] = k;
+  const RobotCheckData data(robot, ompl_cuda::Transform(), group, std::vector<double>(n, 0.0),
+                            std::vector<double>(n, -2.5), std::vector<double>(n, 2.5), true);
+  int gridded = 0;
+  for (const SelfPairTable& t : data.self_tables.tables) {
+    if (t.axes < 0) continue;
+    ++gridded;
+    EXPECT_LE(static_cast<long long>(t.cells[0]) * t.cells[1] * t.cells[2], 1 << 20);
+    EXPECT_TRUE(t.cells[0] == 1 || t.cells[t.axes - 1] == 1) << "an axis that moves nothing has one cell";
+  }
+  EXPECT_GE(gridded, 5);
+  expect_same_answers(data, 50000, 100, 13);
+}
+
 }  // namespace

@@ -176,6 +176,8 @@ RobotCheckData::RobotCheckData(const RobotCollisionModel& robot, const Transform
     }
   // The grids' slack: four times what the spheres' padding covers of one test's rounding.
   self_tables = build_self_pair_tables(*this, 4.0 * padding_);
+  for (std::size_t q = 0; q < self_tables.tables.size(); ++q)
+    if (self_tables.tables[q].axes >= 0) gridded_pairs.push_back(static_cast<int>(q));
 }
 
 void RobotCheckData::set_scene(const Scene& scene, bool build_cloud) {
@@ -259,6 +261,8 @@ RobotCheckView RobotCheckData::view() const {
   v.num_self_pairs = static_cast<int>(self_pairs.size() / 2);
   v.self_tables = self_tables.tables.data();
   v.self_table_bits = self_tables.bits.data();
+  v.gridded_pairs = gridded_pairs.data();
+  v.num_gridded_pairs = static_cast<int>(gridded_pairs.size());
   v.pair_bounds = pair_bounds.data();
   v.pair_paths = pair_paths.data();
   v.path_joints = path_joints.data();

@@ -37,7 +37,8 @@ class RobotCheckData {
   int num_centres = 0;
   std::vector<double> held, low, high;
   std::vector<CheckSphere> link_bounds, group_bounds, spheres;
-  SelfPairTables self_tables;          // one grid per self pair (self_pair_table.h)
+  SelfPairTables self_tables;          // one grid per self pair (self_pair_table.h) ...
+  std::vector<int> gridded_pairs;      // ... and the pairs whose grid has axes
   std::vector<CheckPrimitive<float>> primitives;
   std::vector<CheckSphere> primitive_bounds;
   CloudGrid cloud_grid;                // no voxels without a cloud or mesh within reach

@@ -315,7 +315,7 @@ void RobotCheckEngine::upload_constants() {
                     tables = pack(&bytes, data_.self_tables.tables), table_bits = pack(&bytes, data_.self_tables.bits),
                     pair_bounds = pack(&bytes, data_.pair_bounds), paths = pack(&bytes, data_.pair_paths),
                     path_joints = pack(&bytes, data_.path_joints),
-                    centre_slot = pack(&bytes, data_.centre_slot);
+                    centre_slot = pack(&bytes, data_.centre_slot), gridded = pack(&bytes, data_.gridded_pairs);
   Device& dev = *device_;
   dev.constants.reserve(bytes.size());
   LINALG_CUDA_CHECK(cudaMemcpyAsync(dev.constants.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, dev.work.get()));
@@ -340,6 +340,7 @@ void RobotCheckEngine::upload_constants() {
   dev.view.pair_paths = reinterpret_cast<const PairPath*>(base + paths);
   dev.view.path_joints = reinterpret_cast<const int*>(base + path_joints);
   dev.view.centre_slot = reinterpret_cast<const int*>(base + centre_slot);
+  dev.view.gridded_pairs = reinterpret_cast<const int*>(base + gridded);
   const std::size_t shared = centre_bytes(view_);
   with_scratch_for(view_, [&](auto size) {
     allow_shared_memory(robot_states_kernel<size.value>);

@@ -116,6 +116,8 @@ struct RobotCheckView {
   int num_self_pairs;
   const SelfPairTable* self_tables;    // per self pair, its grid of answers (self_pair_table.h) ...
   const unsigned* self_table_bits;     // ... and their cells
+  const int* gridded_pairs;            // the self pairs with a grid (SelfPairTable::axes >= 0)
+  int num_gridded_pairs;
   const SelfPairBounds* pair_bounds;   // per self pair, its links' bounds
   const PairPath* pair_paths;          // per self pair, the joints between its links ...
   const int* path_joints;              // ... as joint indices

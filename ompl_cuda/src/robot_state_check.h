@@ -46,10 +46,12 @@ struct SelfCells {
   }
 };
 
-// Whether no self pair's grid says touching; cells receives the cells.
+// Whether no self pair's grid says touching; cells receives the cells (kSelfPairEither for the pairs
+// without a grid).
 LINALG_HD bool self_grids_allow(const RobotCheckView& v, const double* full, SelfCells* cells) {
   cells->bits[0] = cells->bits[1] = 0;
-  for (int q = 0; q < v.num_self_pairs; ++q) {
+  for (int k = 0; k < v.num_gridded_pairs; ++k) {
+    const int q = v.gridded_pairs[k];
     const unsigned cell = self_pair_cell(v.self_tables[q], v.self_table_bits, full);
     if (cell == kSelfPairTouching) return false;
     if (q < 64) cells->bits[q >> 5] |= static_cast<unsigned long long>(cell) << (2 * (q & 31));

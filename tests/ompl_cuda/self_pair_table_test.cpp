@@ -34,6 +34,7 @@ void expect_same_answers(const RobotCheckData& data, int states, int boundaries,
   const std::vector<SelfPairTable> none(data.self_pairs.size() / 2);
   RobotCheckView without = with;
   without.self_tables = none.data();
+  without.num_gridded_pairs = 0;
   std::mt19937_64 rng(seed);
   auto random_state = [&] {
     std::vector<double> s(with.dimension);

@@ -141,9 +141,11 @@ __device__ bool tile_links_touch(const RobotCheckView& v, int a, int b, const Li
 // The pending pairs, kPairLanes at a time per tile of as many lanes: each lane places its pair's link b
 // in link a's frame from the state's values, then the tile decides the pairs one by one. A touching
 // pair makes its state invalid (every writer writes 0, so the order of the tiles changes nothing); a
-// state already found invalid is skipped.
+// state already found invalid is skipped. Eight blocks share a multiprocessor (at most 64 registers a
+// thread): a warp's tiles take different branches and wait on one another, and more warps fill the
+// waits.
 template <int Scratch>
-__global__ void __launch_bounds__(kThreads) robot_self_pairs_kernel(RobotCheckView v, const double* __restrict__ values,
+__global__ void __launch_bounds__(kThreads, 8) robot_self_pairs_kernel(RobotCheckView v, const double* __restrict__ values,
                                                                       const PendingPair* __restrict__ pending,
                                                                       unsigned capacity,
                                                                       const unsigned long long* __restrict__ num_pending,

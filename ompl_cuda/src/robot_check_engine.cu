@@ -13,6 +13,7 @@
 #include "linalg_cuda/internal/launch_geometry.h"
 #include "cloud_field_build.h"
 #include "robot_check_engine.h"
+#include "robot_warp_scene.cuh"
 
 namespace ompl_cuda::detail {
 
@@ -21,7 +22,6 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int kThreads = 128;
-constexpr unsigned kAll = 0xffffffffu;
 constexpr int kNone = 0x7fffffff;  // "no invalid state" in the warp-wide minimum
 
 // A self pair whose grid and link bounds leave it open, handed from a state's thread to a tile of lanes.
@@ -40,13 +40,14 @@ struct ThreadScratch {
 // Shared memory for a block's bound centres.
 std::size_t centre_bytes(const RobotCheckView& v) { return 3 * sizeof(float) * kThreads * v.num_centres; }
 
-// One thread per state: the bounds, the self pairs' grids, the kinematics and the scene, and the self
-// pairs' link bounds. The pairs still open go to `pending` (robot_self_pairs_kernel decides them), a
-// warp's at once through one atomic, or are decided here when `capacity` is full. Six blocks share a
-// multiprocessor (at most 80 registers a thread): the check waits on its reads more than it computes,
-// and more warps hide the waits.
+// One thread per state: the bounds, the self pairs' grids, the kinematics and the scene (the warp's
+// lanes together, warp_robot_free_of_scene), and the self pairs' link bounds. The pairs still open go
+// to `pending` (robot_self_pairs_kernel decides them), a warp's at once through one atomic, or are
+// decided here when `capacity` is full. Five blocks share a multiprocessor (at most 102 registers a
+// thread): six leave the pooled scene tests too few registers, and their spills cost more than the
+// warps gained.
 template <int Scratch>
-__global__ void __launch_bounds__(kThreads, 6) robot_states_kernel(RobotCheckView v, const double* __restrict__ values,
+__global__ void __launch_bounds__(kThreads, 5) robot_states_kernel(RobotCheckView v, const double* __restrict__ values,
                                                                   int count, char* __restrict__ valid,
                                                                   PendingPair* __restrict__ pending,
                                                                   unsigned capacity,
@@ -55,11 +56,13 @@ __global__ void __launch_bounds__(kThreads, 6) robot_states_kernel(RobotCheckVie
   ThreadScratch<Scratch> scratch;
   const CheckScratch s = scratch.view(centres);
   const std::size_t d = static_cast<std::size_t>(v.dimension);
-  for (int i = blockIdx.x * kThreads + threadIdx.x; i < count; i += gridDim.x * kThreads) {
-    const double* x = values + i * d;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  for (int base = blockIdx.x * kThreads + threadIdx.x - lane; base < count; base += gridDim.x * kThreads) {
+    const int i = base + lane;
+    const double* x = values + min(i, count - 1) * d;  // a lane past the end fills the last state's values
     SelfCells cells;
-    bool ok = fill_state(v, [x](int k) { return x[k]; }, s.full) && self_grids_allow(v, s.full, &cells) &&
-              robot_free_of_scene(v, s);
+    bool ok = fill_state(v, [x](int k) { return x[k]; }, s.full) && i < count && self_grids_allow(v, s.full, &cells);
+    ok = warp_robot_free_of_scene(v, s, ok);
     if (ok)
       ok = robot_free_of_itself(v, s, cells, [&](int q) {
         const cg::coalesced_group group = cg::coalesced_threads();
@@ -70,7 +73,7 @@ __global__ void __launch_bounds__(kThreads, 6) robot_states_kernel(RobotCheckVie
         pending[slot] = {i, q};
         return false;
       });
-    valid[i] = ok ? 1 : 0;
+    if (i < count) valid[i] = ok ? 1 : 0;
   }
 }
 
@@ -196,7 +199,7 @@ __global__ void __launch_bounds__(kThreads) robot_motions_kernel(RobotCheckView 
   const int lane = threadIdx.x & 31;
   const std::size_t d = static_cast<std::size_t>(v.dimension);
   for (;;) {
-    const int m = __shfl_sync(kAll, lane == 0 ? atomicAdd(next_motion, 1) : 0, 0);
+    const int m = __shfl_sync(kAllLanes, lane == 0 ? atomicAdd(next_motion, 1) : 0, 0);
     if (m >= count) break;
     const double* a = from + m * d;
     const double* b = to + m * d;
@@ -204,15 +207,17 @@ __global__ void __launch_bounds__(kThreads) robot_motions_kernel(RobotCheckView 
     const int last = n > 0 ? n : 1;  // j = last is `to` itself
     int found = 0;
     for (int base = 1; base <= last && found == 0; base += 32) {
-      const int j = base + lane;
-      bool ok = true;
-      if (j == last) {
-        ok = robot_state_valid(v, [b](int k) { return b[k]; }, s);
-      } else if (j < last) {
-        const double t = static_cast<double>(j) / static_cast<double>(n);
-        ok = robot_state_valid(v, [a, b, t](int k) { return a[k] + (b[k] - a[k]) * t; }, s);
-      }
-      const int hit = __reduce_min_sync(kAll, ok ? kNone : j);
+      const int j = min(base + lane, last);  // a lane past the motion's end fills `to`
+      const bool checked = base + lane <= last;
+      const double t = static_cast<double>(j) / static_cast<double>(n > 0 ? n : 1);
+      SelfCells cells;
+      bool live = fill_state(v, [a, b, t, j, last](int k) { return j == last ? b[k] : a[k] + (b[k] - a[k]) * t; },
+                             s.full) &&
+                  checked && self_grids_allow(v, s.full, &cells);
+      live = warp_robot_free_of_scene(v, s, live);
+      if (live) live = robot_free_of_itself(v, s, cells, [&](int q) { return self_pair_touches(v, q, s.full); });
+      const bool ok = !checked || live;
+      const int hit = __reduce_min_sync(kAllLanes, ok ? kNone : j);
       if (hit != kNone) found = hit;
     }
     if (lane == 0) first_invalid[m] = found;

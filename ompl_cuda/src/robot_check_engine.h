@@ -1,7 +1,7 @@
 #pragma once
 // The batched state and motion checks behind RobotValidityChecker and RobotMotionValidator, on the CPU
-// (all cores) or the GPU, both deciding with robot_collision_math.h's robot_state_valid on the same
-// arrays (RobotCheckData), so that they agree on every state. Device memory, its stream and the
+// (all cores) or the GPU, both deciding with robot_state_check.h's tests on the same arrays
+// (RobotCheckData), the GPU's shared out across a warp's lanes, so that they agree on every state. Device memory, its stream and the
 // scratch belong to the engine: made once, grown when a batch is larger than any before. Batch calls
 // are serialised by a mutex, so OMPL's multi-threaded planners may share it; the single checks run on
 // the calling thread.

@@ -59,20 +59,30 @@ LINALG_HD bool self_grids_allow(const RobotCheckView& v, const double* full, Sel
   return true;
 }
 
-// Whether link l, at pose (single precision), touches neither a primitive nor the cloud; its bound's
-// centre goes to the scratch when a self pair needs it.
+// Link l's bound's centre at pose, c; kept in the scratch when a self pair needs it.
+LINALG_HD void place_link_bound(const RobotCheckView& v, int l, const LinkPose& pose, const CheckScratch& s, float* c) {
+  place(pose, v.link_bounds[l], c);
+  const int slot = v.centre_slot[l];
+  if (slot >= 0)
+    for (int i = 0; i < 3; ++i) s.centres[(3 * slot + i) * s.stride] = c[i];
+}
+
+// Whether the sphere (centre c, radius r) reaches primitive p's bound: the first, cheapest test.
+LINALG_HD bool near_primitive(const RobotCheckView& v, int p, const float* c, float r) {
+  const CheckSphere near = v.primitive_bounds[p];
+  const float nc[3] = {near.x, near.y, near.z};
+  return spheres_touch(c, r, nc, near.r);
+}
+
+// Whether link l, at pose (single precision), touches neither a primitive nor the cloud: its bound
+// first, then its groups and spheres (link_touches).
 LINALG_HD bool link_free_of_scene(const RobotCheckView& v, int l, const LinkPose& pose, const CheckScratch& s) {
   const CheckSphere bound = v.link_bounds[l];
   if (bound.r < 0) return true;
   float bc[3];
-  place(pose, bound, bc);
-  const int slot = v.centre_slot[l];
-  if (slot >= 0)
-    for (int i = 0; i < 3; ++i) s.centres[(3 * slot + i) * s.stride] = bc[i];
+  place_link_bound(v, l, pose, s, bc);
   for (int p = 0; p < v.num_primitives; ++p) {
-    const CheckSphere near = v.primitive_bounds[p];
-    const float nc[3] = {near.x, near.y, near.z};
-    if (!spheres_touch(bc, bound.r, nc, near.r)) continue;
+    if (!near_primitive(v, p, bc, bound.r)) continue;
     const CheckPrimitive<float> primitive = v.primitives[p];
     if (sphere_touches(bc, bound.r, primitive) &&
         link_touches(v, l, pose, [&](const float* c, float r) { return sphere_touches(c, r, primitive); }))
@@ -82,26 +92,33 @@ LINALG_HD bool link_free_of_scene(const RobotCheckView& v, int l, const LinkPose
            link_touches(v, l, pose, [&](const float* c, float r) { return sphere_touches_cloud(c, r, v.cloud); }));
 }
 
+// Places the child link of the walk's step k: pose holds the link placed last on entry (the root's
+// before the first step) and the child's pose on return, read from the root or a kept pose at a
+// branch of the tree; the child's pose is kept where a later step returns to it. Returns the child.
+LINALG_HD int place_step_child(const RobotCheckView& v, int k, const CheckScratch& s, double* pose) {
+  const KinematicStep step = v.steps[k];
+  if (step.parent == kFromRoot)
+    for (int i = 0; i < 12; ++i) pose[i] = v.root[i];
+  else if (step.parent >= 0)
+    for (int i = 0; i < 12; ++i) pose[i] = s.kept[12 * step.parent + i];
+  const KinematicJoint& j = v.joints[step.joint];
+  double child[12];
+  child_pose(pose, pose + 9, j, joint_value(v.joints, step.joint, s.full), child, child + 9);
+  for (int i = 0; i < 12; ++i) pose[i] = child[i];
+  if (step.keep >= 0)
+    for (int i = 0; i < 12; ++i) s.kept[12 * step.keep + i] = pose[i];
+  return j.child_link;
+}
+
 // Whether no link touches the scene, from fill_state's full state: the root link, then each joint's
-// child as the walk places it (the previous link's pose carried in registers, kept poses read back
-// at a branch of the tree).
+// child as the walk places it (the previous link's pose carried in registers).
 LINALG_HD bool robot_free_of_scene(const RobotCheckView& v, const CheckScratch& s) {
   double pose[12];
   for (int k = 0; k < 12; ++k) pose[k] = v.root[k];
   if (!link_free_of_scene(v, 0, single_precision_pose(pose), s)) return false;
   for (int k = 0; k < v.num_joints; ++k) {
-    const KinematicStep step = v.steps[k];
-    if (step.parent == kFromRoot)
-      for (int i = 0; i < 12; ++i) pose[i] = v.root[i];
-    else if (step.parent >= 0)
-      for (int i = 0; i < 12; ++i) pose[i] = s.kept[12 * step.parent + i];
-    const KinematicJoint& j = v.joints[step.joint];
-    double child[12];
-    child_pose(pose, pose + 9, j, joint_value(v.joints, step.joint, s.full), child, child + 9);
-    for (int i = 0; i < 12; ++i) pose[i] = child[i];
-    if (step.keep >= 0)
-      for (int i = 0; i < 12; ++i) s.kept[12 * step.keep + i] = pose[i];
-    if (!link_free_of_scene(v, j.child_link, single_precision_pose(pose), s)) return false;
+    const int link = place_step_child(v, k, s, pose);
+    if (!link_free_of_scene(v, link, single_precision_pose(pose), s)) return false;
   }
   return true;
 }

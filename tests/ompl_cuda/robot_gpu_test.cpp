@@ -1,7 +1,8 @@
 // The robot checks on the GPU against their CPU reference: the same decision for every random state
 // and motion of the Panda in each MotionBenchMaker scene (1e6 states and 1e5 motions per scene by
-// default), for states bisected to within 1e-12 rad of an obstacle's surface, after scene edits; and
-// the limits the GPU states at once. Without a CUDA device every test skips and says so.
+// default), for states bisected to within 1e-12 rad of an obstacle's surface, among primitives and a
+// cloud together, after scene edits; and the limits the GPU states at once. Without a CUDA device
+// every test skips and says so.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <random>
 
 #include "linalg_cuda/errors.h"
+#include "ompl_cuda/point_cloud.h"
 #include "ompl_cuda/robot_checkers.h"
 #include "panda_test_support.h"
 #include "robot_check_engine.h"
@@ -185,6 +187,45 @@ TEST(RobotGpuChecks, SceneEditsReachTheGpu) {
   p.gpu->scene() = ompl_cuda::Scene();
   p.gpu->check_states(values.data(), 1, &valid);
   EXPECT_EQ(valid, 1);
+}
+
+// A warp pools the scene tests of its lanes' links: primitives and a cloud in one scene, a batch whose
+// last warp is not full, and motions of every length give the CPU's answers.
+TEST(RobotGpuChecks, PrimitivesAndACloudTogetherDecideAsTheCpu) {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_PANDA();
+  const fs::path scenes = test_support::data_dir() / "scenes";
+  const ompl_cuda::MotionBenchMakerProblem problem =
+      ompl_cuda::read_motion_bench_maker_problem((scenes / "box_panda.problem.yaml").string());
+  ompl_cuda::Scene scene = ompl_cuda::Scene::load(problem.scene_file);
+  const ompl_cuda::MotionBenchMakerProblem other =
+      ompl_cuda::read_motion_bench_maker_problem((scenes / "cage_panda.problem.yaml").string());
+  scene.set_point_cloud(ompl_cuda::sample_scene_surfaces(ompl_cuda::Scene::load(other.scene_file), 20000, 3), 0.01);
+  const RobotChecks cpu(panda(), scene, problem.group, problem.base, {}, true, Backend::Cpu);
+  const RobotChecks gpu(panda(), scene, problem.group, problem.base, {}, true, Backend::Cuda);
+  const int d = cpu.dimension();
+  const std::size_t n = from_environment("OMPL_CUDA_ROBOT_STATES", 1000000) / 10 + 3;
+  const std::vector<double> states = random_states(cpu, n, 31);
+  std::vector<char> on_cpu(n), on_gpu(n);
+  cpu.check_states(states.data(), n, on_cpu.data());
+  gpu.check_states(states.data(), n, on_gpu.data());
+  std::size_t differ = 0, valid = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    differ += on_cpu[i] != on_gpu[i];
+    valid += on_cpu[i];
+  }
+  EXPECT_EQ(differ, 0u);
+  EXPECT_GT(valid, n / 100);
+  EXPECT_LT(valid, n - n / 100);
+  const std::size_t m = n / 10;
+  std::vector<double> to(states.begin() + m * d, states.begin() + 2 * m * d);
+  std::vector<int> segments(m), first_cpu(m), first_gpu(m);
+  for (std::size_t i = 0; i < m; ++i) segments[i] = static_cast<int>(i % 70);
+  cpu.check_motions(states.data(), to.data(), segments.data(), m, first_cpu.data());
+  gpu.check_motions(states.data(), to.data(), segments.data(), m, first_gpu.data());
+  std::size_t motions_differ = 0;
+  for (std::size_t i = 0; i < m; ++i) motions_differ += first_cpu[i] != first_gpu[i];
+  EXPECT_EQ(motions_differ, 0u);
 }
 
 // The self pairs that the states' threads leave open go to warps; where their room is full, the

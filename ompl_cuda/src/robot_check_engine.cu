@@ -77,24 +77,27 @@ __global__ void __launch_bounds__(kThreads, 5) robot_states_kernel(RobotCheckVie
   }
 }
 
-// Lanes per pending pair in robot_self_pairs_kernel: about a link's number of groups, and of a group's
-// spheres, so that each of the test's rounds keeps most lanes busy.
-constexpr int kPairLanes = kMaxGroupSpheres;
+// Lanes per pending pair in robot_self_pairs_kernel: a warp, whose lanes share out each level of the
+// test (tile_links_touch), so that the level's width, not a group's size, sets how many work.
+constexpr int kPairLanes = 32;
 using PairTile = cg::thread_block_tile<kPairLanes>;
 
 // Whether a sphere of link a touches one of link b, as links_touch decides it (the same tests, each
-// one's answer the same), by a tile of kPairLanes lanes: lanes place b's groups' bounds and test them
-// against a's link bound; for each that passes, lanes place its spheres and test a's groups' bounds
-// against it; for each of those that passes, lanes test its spheres against b's group bound, and each
-// sphere that passes against b's spheres.
+// one's answer the same), by a tile of kPairLanes lanes that share out each level's tests: lanes place
+// b's groups' bounds and test them against a's link bound; each (near b group, a group) is a lane's
+// test; each pair of groups that passes gets kMaxGroupSpheres lanes, one per sphere of the a group,
+// tested against the b group's bound; and each a sphere that passes gets kMaxGroupSpheres lanes, one
+// per sphere of the b group. The last two levels take kPairLanes / kMaxGroupSpheres items a round.
 __device__ bool tile_links_touch(const RobotCheckView& v, int a, int b, const LinkPose& b_in_a, const PairTile& tile) {
+  constexpr int kSlots = kPairLanes / kMaxGroupSpheres;
   const int lane = static_cast<int>(tile.thread_rank());
+  const int slot = lane / kMaxGroupSpheres, j = lane % kMaxGroupSpheres;
   const CheckSphere bound_a = v.link_bounds[a];
   const float ca[3] = {bound_a.x, bound_a.y, bound_a.z};
   const int ga0 = v.first_group[a], na = v.first_group[a + 1] - ga0;
   const int gb0 = v.first_group[b], nb = v.first_group[b + 1] - gb0;
   for (int base_b = 0; base_b < nb; base_b += kPairLanes) {
-    float cb[3] = {0, 0, 0}, rb = 0;
+    float cb[3] = {0, 0, 0}, rb = 0;  // lane i holds b's group base_b + i, placed
     bool near = false;
     if (base_b + lane < nb) {
       const CheckSphere group_b = v.group_bounds[gb0 + base_b + lane];
@@ -102,38 +105,49 @@ __device__ bool tile_links_touch(const RobotCheckView& v, int a, int b, const Li
       rb = group_b.r;
       near = spheres_touch(ca, bound_a.r, cb, rb);
     }
-    for (unsigned groups_b = tile.ballot(near); groups_b != 0; groups_b &= groups_b - 1) {
-      const int from = __ffs(groups_b) - 1, gb = gb0 + base_b + from;
-      const float c[3] = {tile.shfl(cb[0], from), tile.shfl(cb[1], from), tile.shfl(cb[2], from)};
-      const float r = tile.shfl(rb, from);
-      const int jb = v.first_sphere[gb], nj = v.first_sphere[gb + 1] - jb;
-      float cj[3] = {0, 0, 0}, rj = 0;  // lane j holds b's sphere j, placed
-      if (lane < nj) {
-        const CheckSphere sj = v.spheres[jb + lane];
-        place(b_in_a, sj, cj);
-        rj = sj.r;
+    const unsigned groups_b = tile.ballot(near);
+    const int items = __popc(groups_b) * na;
+    for (int base = 0; base < items; base += kPairLanes) {
+      const int k = base + lane;  // the (k / na)-th near b group against a's group k % na
+      const int from_b = k < items ? static_cast<int>(__fns(groups_b, 0, k / na + 1)) : 0;
+      const float c[3] = {tile.shfl(cb[0], from_b), tile.shfl(cb[1], from_b), tile.shfl(cb[2], from_b)};
+      const float r = tile.shfl(rb, from_b);
+      const int ga = ga0 + k % na;
+      bool open = false;
+      if (k < items) {
+        const CheckSphere group_a = v.group_bounds[ga];
+        const float cga[3] = {group_a.x, group_a.y, group_a.z};
+        open = spheres_touch(cga, group_a.r, c, r);
       }
-      for (int base_a = 0; base_a < na; base_a += kPairLanes) {
-        bool open = false;
-        if (base_a + lane < na) {
-          const CheckSphere group_a = v.group_bounds[ga0 + base_a + lane];
-          const float cga[3] = {group_a.x, group_a.y, group_a.z};
-          open = spheres_touch(cga, group_a.r, c, r);
+      for (unsigned pairs = tile.ballot(open); pairs != 0;) {
+        const unsigned from = __fns(pairs, 0, slot + 1);  // this slot's open pair, or none (~0u)
+        for (int t = 0; t < kSlots; ++t) pairs &= pairs - 1;
+        const int src = from < kPairLanes ? static_cast<int>(from) : lane;
+        const int pair_ga = tile.shfl(ga, src), pair_b = tile.shfl(from_b, src);
+        const float pc[3] = {tile.shfl(c[0], src), tile.shfl(c[1], src), tile.shfl(c[2], src)};
+        const float pr = tile.shfl(r, src);
+        const int ia = v.first_sphere[pair_ga] + j;
+        bool kept = false;
+        if (from < kPairLanes && ia < v.first_sphere[pair_ga + 1]) {
+          const CheckSphere si = v.spheres[ia];
+          const float ci[3] = {si.x, si.y, si.z};
+          kept = spheres_touch(ci, si.r, pc, pr);
         }
-        for (unsigned groups_a = tile.ballot(open); groups_a != 0; groups_a &= groups_a - 1) {
-          const int ga = ga0 + base_a + __ffs(groups_a) - 1;
-          const int ia = v.first_sphere[ga], ni = v.first_sphere[ga + 1] - ia;
-          bool kept = false;
-          if (lane < ni) {
-            const CheckSphere si = v.spheres[ia + lane];
+        for (unsigned spheres = tile.ballot(kept); spheres != 0;) {
+          const unsigned from2 = __fns(spheres, 0, slot + 1);
+          for (int t = 0; t < kSlots; ++t) spheres &= spheres - 1;
+          const int src2 = from2 < kPairLanes ? static_cast<int>(from2) : lane;
+          const int sphere_a = tile.shfl(ia, src2), gb = gb0 + base_b + tile.shfl(pair_b, src2);
+          const int jb = v.first_sphere[gb] + j;
+          bool touch = false;
+          if (from2 < kPairLanes && jb < v.first_sphere[gb + 1]) {
+            const CheckSphere si = v.spheres[sphere_a], sj = v.spheres[jb];
             const float ci[3] = {si.x, si.y, si.z};
-            kept = spheres_touch(ci, si.r, c, r);
+            float cj[3];
+            place(b_in_a, sj, cj);
+            touch = spheres_touch(ci, si.r, cj, sj.r);
           }
-          for (unsigned spheres_a = tile.ballot(kept); spheres_a != 0; spheres_a &= spheres_a - 1) {
-            const CheckSphere si = v.spheres[ia + __ffs(spheres_a) - 1];
-            const float ci[3] = {si.x, si.y, si.z};
-            if (tile.any(lane < nj && spheres_touch(ci, si.r, cj, rj))) return true;
-          }
+          if (tile.any(touch)) return true;
         }
       }
     }
@@ -145,8 +159,7 @@ __device__ bool tile_links_touch(const RobotCheckView& v, int a, int b, const Li
 // in link a's frame from the state's values, then the tile decides the pairs one by one. A touching
 // pair makes its state invalid (every writer writes 0, so the order of the tiles changes nothing); a
 // state already found invalid is skipped. Eight blocks share a multiprocessor (at most 64 registers a
-// thread): a warp's tiles take different branches and wait on one another, and more warps fill the
-// waits.
+// thread): a pair's levels wait on their reads and shuffles, and more warps fill the waits.
 template <int Scratch>
 __global__ void __launch_bounds__(kThreads, 8) robot_self_pairs_kernel(RobotCheckView v, const double* __restrict__ values,
                                                                       const PendingPair* __restrict__ pending,
